@@ -1,0 +1,113 @@
+package env
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Params are the game parameters.
+type Params struct {
+	Players     int `json:"players" msgpack:"players"`           // 3..6 seats
+	Deals       int `json:"deals" msgpack:"deals"`               // deals in a game, 1..MaxDeals; 0 means "as many as players"
+	FirstDealer int `json:"first_dealer" msgpack:"first_dealer"` // seat that deals the first deal, 0..players-1
+}
+
+// DefaultParams is a four-player game of four deals dealt first by seat 0.
+func DefaultParams() Params { return Params{Players: 4, Deals: 4} }
+
+// ErrParams is wrapped by every parameter error.
+var ErrParams = errors.New("invalid game parameter")
+
+// ParamError names the parameter that is wrong.
+type ParamError struct {
+	Name   string
+	Value  any
+	Reason string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("game parameter %q = %v: %s", e.Name, e.Value, e.Reason)
+}
+
+func (e *ParamError) Unwrap() error { return ErrParams }
+
+// Normalized fills the defaults (deals = players when 0) and validates.
+func (p Params) Normalized() (Params, error) {
+	if p.Players < MinPlayers || p.Players > MaxPlayers {
+		return p, &ParamError{"players", p.Players, fmt.Sprintf("must be %d..%d", MinPlayers, MaxPlayers)}
+	}
+	if p.Deals == 0 {
+		p.Deals = p.Players
+	}
+	if p.Deals < 1 || p.Deals > MaxDeals {
+		return p, &ParamError{"deals", p.Deals, fmt.Sprintf("must be 1..%d", MaxDeals)}
+	}
+	if p.FirstDealer < 0 || p.FirstDealer >= p.Players {
+		return p, &ParamError{"first_dealer", p.FirstDealer, fmt.Sprintf("must be 0..%d", p.Players-1)}
+	}
+	return p, nil
+}
+
+// ParseParams reads parameters from a map such as a decoded JSON object.
+// Missing keys take their defaults (players 4, deals = players, first_dealer 0);
+// an unknown key, a non-integer or an out-of-range value is a *ParamError.
+func ParseParams(m map[string]any) (Params, error) {
+	p := Params{Players: 4}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var dst *int
+		switch k {
+		case "players":
+			dst = &p.Players
+		case "deals":
+			dst = &p.Deals
+		case "first_dealer":
+			dst = &p.FirstDealer
+		default:
+			return p, &ParamError{k, m[k], "unknown parameter (known: players, deals, first_dealer)"}
+		}
+		n, ok := asInt(m[k])
+		if !ok {
+			return p, &ParamError{k, m[k], "must be an integer"}
+		}
+		*dst = n
+	}
+	if _, given := m["deals"]; given && p.Deals == 0 {
+		return p, &ParamError{"deals", 0, fmt.Sprintf("must be 1..%d", MaxDeals)}
+	}
+	return p.Normalized()
+}
+
+func asInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int8:
+		return int(x), true
+	case int16:
+		return int(x), true
+	case int32:
+		return int(x), true
+	case int64:
+		return int(x), x >= math.MinInt32 && x <= math.MaxInt32
+	case uint8:
+		return int(x), true
+	case uint16:
+		return int(x), true
+	case uint32:
+		return int(x), true
+	case uint64:
+		return int(x), x <= math.MaxInt32
+	case float64:
+		return int(x), x == math.Trunc(x) && math.Abs(x) < 1<<31
+	case float32:
+		return int(x), float64(x) == math.Trunc(float64(x)) && math.Abs(float64(x)) < 1<<31
+	}
+	return 0, false
+}

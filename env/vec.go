@@ -1,0 +1,385 @@
+package env
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/davidgoliath/dgenv/obs"
+)
+
+// RewardMode says how deal points become rewards.
+type RewardMode int
+
+const (
+	// RewardPoints gives each seat its deal points at the end of every deal.
+	RewardPoints RewardMode = iota
+	// RewardZeroSum gives each seat its deal points minus the mean of the others'.
+	RewardZeroSum
+)
+
+func (m RewardMode) String() string {
+	if m == RewardZeroSum {
+		return "zero_sum"
+	}
+	return "points"
+}
+
+// ParseRewardMode reads "points" or "zero_sum".
+func ParseRewardMode(s string) (RewardMode, error) {
+	switch s {
+	case "points", "":
+		return RewardPoints, nil
+	case "zero_sum":
+		return RewardZeroSum, nil
+	}
+	return 0, fmt.Errorf("reward %q: want \"points\" or \"zero_sum\"", s)
+}
+
+// VecConfig configures a VecEnv.
+type VecConfig struct {
+	Params  Params
+	NumEnvs int
+	Seed    uint64
+	// LearnerSeats are the seats the caller plays; nil or empty means all
+	// seats (self-play). Other seats are played by Opponent inside Step.
+	LearnerSeats []int
+	// Opponent plays the non-learner seats ("random", "heuristic" or any
+	// registered bot); required when LearnerSeats leaves seats over.
+	Opponent string
+	Reward   RewardMode
+	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// MaxNumEnvs bounds a VecEnv's size.
+const MaxNumEnvs = 1 << 20
+
+// VecEnv steps N games at once, EnvPool-style: every output lives in a
+// preallocated structure-of-arrays buffer that each env writes its slot of.
+// Results depend only on the seed and actions, never on the worker count.
+// A VecEnv is not safe for concurrent use.
+type VecEnv struct {
+	cfg     VecConfig
+	game    *Game
+	layout  obs.Layout
+	n, p    int
+	learner [MaxPlayers]bool
+	bot     Bot
+
+	states []State
+	botRNG []RNG
+	recs   [][2]Record
+	recCur []uint8
+	seeds  []uint64 // per-env seed of the current stream, for records
+
+	obsBuf  []uint8
+	mask    []uint8
+	player  []int8
+	rewards []float32
+	done    []uint8
+	scores  []int32
+	episode []int64
+
+	actions []int32 // the batch being stepped
+	mode    int     // what the workers do: opStep, opReset
+	work    sync.WaitGroup
+	wake    []chan struct{}
+	closed  bool
+}
+
+const (
+	opStep = iota
+	opReset
+)
+
+// NewVecEnv builds a batch and resets it with cfg.Seed.
+func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
+	g, err := NewGame(cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Params = g.params
+	p := g.params.Players
+	if cfg.NumEnvs < 1 || cfg.NumEnvs > MaxNumEnvs {
+		return nil, fmt.Errorf("num_envs = %d: must be 1..%d", cfg.NumEnvs, MaxNumEnvs)
+	}
+	v := &VecEnv{cfg: cfg, game: g, layout: g.layout, n: cfg.NumEnvs, p: p}
+	if len(cfg.LearnerSeats) == 0 {
+		for s := range p {
+			v.learner[s] = true
+		}
+		v.cfg.LearnerSeats = nil
+	} else {
+		for _, s := range cfg.LearnerSeats {
+			if s < 0 || s >= p {
+				return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
+			}
+			if v.learner[s] {
+				return nil, fmt.Errorf("learner seat %d given twice", s)
+			}
+			v.learner[s] = true
+		}
+		v.cfg.LearnerSeats = slices.Sorted(slices.Values(cfg.LearnerSeats))
+	}
+	if len(v.cfg.LearnerSeats) > 0 && len(v.cfg.LearnerSeats) < p {
+		if cfg.Opponent == "" {
+			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
+		}
+	}
+	if cfg.Opponent != "" {
+		if v.bot, err = NewBot(cfg.Opponent); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
+		return nil, fmt.Errorf("reward mode %d unknown", cfg.Reward)
+	}
+	n := v.n
+	v.states = make([]State, n)
+	v.botRNG = make([]RNG, n)
+	v.recs = make([][2]Record, n)
+	v.recCur = make([]uint8, n)
+	v.seeds = make([]uint64, n)
+	v.obsBuf = make([]uint8, n*v.layout.Size)
+	v.mask = make([]uint8, n*NumActions)
+	v.player = make([]int8, n)
+	v.rewards = make([]float32, n*p)
+	v.done = make([]uint8, n)
+	v.scores = make([]int32, n*p)
+	v.episode = make([]int64, n)
+	v.actions = make([]int32, n)
+	for i := range v.recs {
+		for k := range v.recs[i] {
+			v.recs[i][k].reset(g.params)
+		}
+	}
+	w := cfg.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	w = min(w, max(1, n/minEnvsPerWorker))
+	v.wake = make([]chan struct{}, w-1)
+	for i := range v.wake {
+		v.wake[i] = make(chan struct{})
+		go v.worker(i+1, v.wake[i])
+	}
+	v.Reset(cfg.Seed)
+	return v, nil
+}
+
+// minEnvsPerWorker keeps tiny batches on one goroutine, where a hand-off
+// would cost more than the work.
+const minEnvsPerWorker = 64
+
+// Close stops the worker goroutines. The buffers stay readable.
+func (v *VecEnv) Close() {
+	if v.closed {
+		return
+	}
+	v.closed = true
+	for _, c := range v.wake {
+		close(c)
+	}
+}
+
+// Config returns the configuration (defaults filled in).
+func (v *VecEnv) Config() VecConfig { return v.cfg }
+
+// Game returns the game configuration.
+func (v *VecEnv) Game() *Game { return v.game }
+
+// Layout is the observation layout.
+func (v *VecEnv) Layout() obs.Layout { return v.layout }
+
+// NumEnvs is N.
+func (v *VecEnv) NumEnvs() int { return v.n }
+
+// LearnerSeats are the seats the caller plays, ascending.
+func (v *VecEnv) LearnerSeats() []int {
+	var out []int
+	for s := range v.p {
+		if v.learner[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Output buffers, valid until the next Reset or Step, which overwrite them.
+// Seat-indexed rows are in absolute seat order.
+func (v *VecEnv) Obs() []uint8       { return v.obsBuf }  // [N, D] observation of the seat to act
+func (v *VecEnv) Mask() []uint8      { return v.mask }    // [N, 90] 1 = legal
+func (v *VecEnv) Player() []int8     { return v.player }  // [N] seat to act
+func (v *VecEnv) Rewards() []float32 { return v.rewards } // [N, P] reward of this step
+func (v *VecEnv) Done() []uint8      { return v.done }    // [N] 1 where this step ended a game
+func (v *VecEnv) Scores() []int32    { return v.scores }  // [N, P] totals of the game that just ended
+func (v *VecEnv) Episode() []int64   { return v.episode } // [N] games finished so far
+
+// State gives read access to env i's game. Callers must not modify it.
+func (v *VecEnv) State(i int) *State { return &v.states[i] }
+
+// Reset starts a new game in every env, with each env's RNG streams
+// re-derived from (seed, env index), and zeroes the episode counters.
+func (v *VecEnv) Reset(seed uint64) {
+	for i := range v.n {
+		v.seeds[i] = seed
+		v.states[i] = State{game: v.game, rng: NewRNG(seed, uint64(i)*2)}
+		v.botRNG[i] = NewRNG(seed, uint64(i)*2+1)
+		v.recCur[i] = 0
+		v.states[i].rec = &v.recs[i][0]
+		v.recs[i][1].reset(v.game.params)
+		v.episode[i] = 0
+	}
+	v.run(opReset)
+}
+
+// ResetContinue starts a new game in every env, continuing each env's RNG
+// streams (so the new games differ from the ones before).
+func (v *VecEnv) ResetContinue() {
+	for i := range v.n {
+		v.episode[i] = 0
+	}
+	v.run(opReset)
+}
+
+// Step plays actions[i] in env i for the seat to act, then (with learner
+// seats) the opponents until a learner seat is to act. An env whose game
+// ends is reset in the same step (done = 1, scores set). Every action is
+// checked first: if any is illegal, Step returns an *IllegalActionError
+// naming the first such env and nothing changes.
+func (v *VecEnv) Step(actions []int32) error {
+	if v.closed {
+		return errors.New("vecenv: closed")
+	}
+	if len(actions) != v.n {
+		return fmt.Errorf("%d actions for %d envs", len(actions), v.n)
+	}
+	for i, a := range actions {
+		if a < 0 || a >= NumActions || v.mask[i*NumActions+int(a)] == 0 {
+			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: v.states[i].LegalActions()}
+		}
+	}
+	copy(v.actions, actions)
+	v.run(opStep)
+	return nil
+}
+
+// run does v.mode over all envs, split in contiguous chunks over the workers.
+func (v *VecEnv) run(mode int) {
+	v.mode = mode
+	v.work.Add(len(v.wake))
+	for _, c := range v.wake {
+		c <- struct{}{}
+	}
+	v.chunk(0)
+	v.work.Wait()
+}
+
+func (v *VecEnv) worker(id int, wake chan struct{}) {
+	for range wake {
+		v.chunk(id)
+		v.work.Done()
+	}
+}
+
+func (v *VecEnv) chunk(id int) {
+	w := len(v.wake) + 1
+	lo, hi := id*v.n/w, (id+1)*v.n/w
+	switch v.mode {
+	case opStep:
+		for i := lo; i < hi; i++ {
+			v.stepEnv(i)
+		}
+	case opReset:
+		for i := lo; i < hi; i++ {
+			v.resetEnv(i)
+		}
+	}
+}
+
+func (v *VecEnv) resetEnv(i int) {
+	s := &v.states[i]
+	clear(v.rewards[i*v.p : (i+1)*v.p])
+	clear(v.scores[i*v.p : (i+1)*v.p])
+	v.done[i] = 0
+	v.recCur[i] = 0
+	s.rec = &v.recs[i][0]
+	s.newGame()
+	v.playOpponents(i)
+	v.emit(i)
+}
+
+func (v *VecEnv) stepEnv(i int) {
+	rew := v.rewards[i*v.p : (i+1)*v.p]
+	clear(rew)
+	if v.done[i] != 0 {
+		clear(v.scores[i*v.p : (i+1)*v.p])
+		v.done[i] = 0
+	}
+	v.play(i, Action(v.actions[i]))
+	v.playOpponents(i)
+	v.emit(i)
+}
+
+func (v *VecEnv) playOpponents(i int) {
+	s := &v.states[i]
+	for !v.learner[s.current()] {
+		v.play(i, v.bot.Act(s, &v.botRNG[i]))
+	}
+}
+
+// play applies one action to env i, adds deal rewards, and on the game's
+// end reports it and starts the next game.
+func (v *VecEnv) play(i int, a Action) {
+	s := &v.states[i]
+	s.apply(a)
+	if !s.dealEnded {
+		return
+	}
+	rew := v.rewards[i*v.p : (i+1)*v.p]
+	var sum int32
+	for seat := range v.p {
+		sum += s.lastDeal[seat]
+	}
+	for seat := range v.p {
+		r := float32(s.lastDeal[seat])
+		if v.cfg.Reward == RewardZeroSum {
+			r -= float32(sum-s.lastDeal[seat]) / float32(v.p-1)
+		}
+		rew[seat] += r
+	}
+	if !s.terminal {
+		return
+	}
+	v.done[i] = 1
+	copy(v.scores[i*v.p:(i+1)*v.p], s.b.Totals[:v.p])
+	v.episode[i]++
+	v.recCur[i] ^= 1
+	s.rec = &v.recs[i][v.recCur[i]]
+	s.newGame()
+}
+
+func (v *VecEnv) emit(i int) {
+	s := &v.states[i]
+	p := s.current()
+	v.player[i] = int8(p)
+	v.layout.Encode(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, p)
+	s.WriteMask(v.mask[i*NumActions : (i+1)*NumActions])
+}
+
+// Record returns copies of env k's last finished game (nil before the first
+// ends) and of the game in progress.
+func (v *VecEnv) Record(k int) (finished, current *Record, err error) {
+	if k < 0 || k >= v.n {
+		return nil, nil, fmt.Errorf("env %d: must be 0..%d", k, v.n-1)
+	}
+	cur := v.recCur[k]
+	current = v.recs[k][cur].Clone()
+	if v.episode[k] > 0 {
+		finished = v.recs[k][cur^1].Clone()
+	}
+	return finished, current, nil
+}

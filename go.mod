@@ -1,0 +1,3 @@
+module github.com/davidgoliath/dgenv
+
+go 1.26
