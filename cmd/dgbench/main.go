@@ -1,0 +1,143 @@
+// Command dgbench measures env-steps per second and prints one line
+// "steps_per_sec=<number>" (plus details on stderr-free extra fields).
+//
+//	dgbench -players 4 -envs 4096 -seconds 5            in-process random legal play
+//	dgbench -mode http -envs 4096 -seconds 5            the same over the batch HTTP API
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/davidgoliath/dgenv/env"
+)
+
+type config struct {
+	mode    string
+	players int
+	envs    int
+	seconds float64
+	workers int
+	seed    uint64
+	learner string // "all" or comma-separated seats
+	opp     string
+	addr    string // http mode: target server; empty starts one in-process
+	token   string
+	format  string
+}
+
+// modes maps -mode values to their runners; other files add theirs in init.
+var modes = map[string]func(config) error{"inproc": runInProc}
+
+func main() {
+	var c config
+	flag.StringVar(&c.mode, "mode", "inproc", "what to measure: inproc (engine in this process) or http")
+	flag.IntVar(&c.players, "players", 4, "players per game (3..6)")
+	flag.IntVar(&c.envs, "envs", 4096, "games stepped at once")
+	flag.Float64Var(&c.seconds, "seconds", 5, "how long to measure")
+	flag.IntVar(&c.workers, "workers", 0, "goroutines stepping the batch (0 = GOMAXPROCS)")
+	flag.Uint64Var(&c.seed, "seed", 1, "seed")
+	flag.StringVar(&c.learner, "learner", "all", `seats the benchmark plays: "all" (self-play) or e.g. "0"`)
+	flag.StringVar(&c.opp, "opponent", "random", "bot for the other seats when -learner is not all")
+	flag.StringVar(&c.addr, "addr", "", "http mode: server to target (host:port); empty starts one in this process")
+	flag.StringVar(&c.token, "token", "", "http mode: bearer token")
+	flag.StringVar(&c.format, "format", "msgpack", "http mode: msgpack or json")
+	flag.Parse()
+	run, ok := modes[c.mode]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "dgbench: unknown -mode %q\n", c.mode)
+		os.Exit(2)
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "dgbench:", err)
+		os.Exit(1)
+	}
+}
+
+func (c config) seats() ([]int, error) {
+	if c.learner == "all" || c.learner == "" {
+		return nil, nil
+	}
+	var seats []int
+	for _, f := range splitComma(c.learner) {
+		var s int
+		if _, err := fmt.Sscanf(f, "%d", &s); err != nil {
+			return nil, fmt.Errorf("-learner %q: %v", c.learner, err)
+		}
+		seats = append(seats, s)
+	}
+	return seats, nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// pickActions chooses a uniform legal action per env from the masks.
+func pickActions(mask []uint8, actions []int32, rng *env.RNG) {
+	for i := range actions {
+		row := mask[i*env.NumActions : (i+1)*env.NumActions]
+		n := 0
+		for _, m := range row {
+			n += int(m)
+		}
+		k := rng.IntN(n)
+		for a, m := range row {
+			if m == 1 {
+				if k == 0 {
+					actions[i] = int32(a)
+					break
+				}
+				k--
+			}
+		}
+	}
+}
+
+func runInProc(c config) error {
+	seats, err := c.seats()
+	if err != nil {
+		return err
+	}
+	v, err := env.NewVecEnv(env.VecConfig{
+		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
+		LearnerSeats: seats, Opponent: c.opp, Workers: c.workers,
+	})
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	rng := env.NewRNG(c.seed, 99)
+	actions := make([]int32, c.envs)
+	var steps, pickNs int64
+	start := time.Now()
+	deadline := start.Add(time.Duration(c.seconds * float64(time.Second)))
+	var stepTime time.Duration
+	for time.Now().Before(deadline) {
+		t0 := time.Now()
+		pickActions(v.Mask(), actions, &rng)
+		t1 := time.Now()
+		if err := v.Step(actions); err != nil {
+			return err
+		}
+		stepTime += time.Since(t1)
+		pickNs += t1.Sub(t0).Nanoseconds()
+		steps += int64(c.envs)
+	}
+	el := time.Since(start).Seconds()
+	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc players=%d envs=%d seconds=%.1f\n",
+		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.players, c.envs, el)
+	return nil
+}
