@@ -227,22 +227,17 @@ func (s *State) NumLegal() int {
 
 // WriteMask writes 1 at every legal action and 0 elsewhere into dst[:90].
 func (s *State) WriteMask(dst []uint8) {
-	dst = dst[:NumActions]
-	clear(dst)
-	if s.terminal {
-		return
-	}
-	p := s.current()
-	al := s.allowed(p)
-	for c := range NumColours {
-		if al&(1<<c) == 0 {
-			continue
-		}
-		row := dst[c*MaxValue : (c+1)*MaxValue]
-		for m := s.b.Hands[p][c]; m != 0; m &= m - 1 {
-			row[trailingZeros(m)] = 1
+	var legal [NumColours]uint32
+	if !s.terminal {
+		p := s.current()
+		al := s.allowed(p)
+		for c := range NumColours {
+			if al&(1<<c) != 0 {
+				legal[c] = s.b.Hands[p][c]
+			}
 		}
 	}
+	obs.WritePlane(dst, &legal)
 }
 
 // LegalActionsMask is a 90-long mask of the legal actions.

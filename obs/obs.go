@@ -12,7 +12,10 @@
 // exact. uint8 is 4x less to send than float32; clients convert at the edge.
 package obs
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Card and table sizes shared by the engine and the encoder.
 const (
@@ -138,17 +141,28 @@ func (l *Layout) Section(name string) (Section, bool) {
 }
 
 // Encode writes the observation of seat (absolute, 0..Players-1) into dst,
-// which must hold at least l.Size elements. It zeroes dst first and does not
-// allocate. Every seat-indexed row is rotated so row 0 is the observer and
-// row j the seat j places clockwise from it.
+// which must hold at least l.Size elements. It writes every element (no
+// clearing needed) and does not allocate. Every seat-indexed row is rotated
+// so row 0 is the observer and row j the seat j places clockwise from it.
 func (l *Layout) Encode(dst []uint8, b *Board, seat int) {
 	dst = dst[:l.Size]
-	clear(dst)
 	p := int(b.Players)
 
-	h := dst[l.hand : l.hand+NumCards]
-	for c := range NumColours {
-		setBits(h[c*MaxValue:(c+1)*MaxValue], b.Hands[seat][c])
+	WritePlane(dst[l.hand:l.hand+NumCards], &b.Hands[seat])
+
+	tr := dst[l.trick : l.trick+p*NumCards]
+	clear(tr)
+	n := int(b.TrickLen)
+	rel := int(b.Leader) - seat
+	if rel < 0 {
+		rel += p
+	}
+	for i := range n {
+		j := rel + i
+		if j >= p {
+			j -= p
+		}
+		tr[j*NumCards+int(b.Trick[i])] = 1
 	}
 
 	for j := range p {
@@ -156,50 +170,59 @@ func (l *Layout) Encode(dst []uint8, b *Board, seat int) {
 		if s >= p {
 			s -= p
 		}
-		row := dst[l.prizes+j*NumCards : l.prizes+(j+1)*NumCards]
+		pr := &b.Prizes[s]
 		counts := dst[l.prizeCounts+j*NumColours : l.prizeCounts+(j+1)*NumColours]
-		for c := range NumColours {
-			m := b.Prizes[s][c]
-			if m != 0 {
-				counts[c] = uint8(bits.OnesCount32(m))
-				setBits(row[c*MaxValue:(c+1)*MaxValue], m)
-			}
-		}
+		voids := dst[l.voids+j*NumColours : l.voids+(j+1)*NumColours]
 		v := b.Voids[s]
 		for c := range NumColours {
-			dst[l.voids+j*NumColours+c] = (v >> c) & 1
+			counts[c] = uint8(bits.OnesCount32(pr[c]))
+			voids[c] = (v >> c) & 1
 		}
+		WritePlane(dst[l.prizes+j*NumCards:l.prizes+(j+1)*NumCards], pr)
 		t := b.Totals[s]
 		dst[l.totals+2*j] = uint8(min(t/TotalScale, 255))
 		dst[l.totals+2*j+1] = uint8(t % TotalScale)
 	}
 
-	n := int(b.TrickLen)
-	rel := int(b.Leader) - seat
-	if rel < 0 {
-		rel += p
-	}
-	dst[l.leader+rel] = 1
-	for i := range n {
-		j := rel + i
-		if j >= p {
-			j -= p
-		}
-		dst[l.trick+j*NumCards+int(b.Trick[i])] = 1
-	}
+	lc := dst[l.leadColour : l.leadColour+NumColours]
+	clear(lc)
 	if n > 0 {
-		dst[l.leadColour+int(b.Trick[0])/MaxValue] = 1
+		lc[int(b.Trick[0])/MaxValue] = 1
 	}
-	dst[l.position+n] = 1
+	ld := dst[l.leader : l.leader+p]
+	clear(ld)
+	ld[rel] = 1
+	pos := dst[l.position : l.position+p]
+	clear(pos)
+	pos[n] = 1
 	dst[l.tricksLeft] = HandSize - b.TricksDone
 	dst[l.dealIndex] = b.Deal
 	dst[l.dealsLeft] = b.Deals - b.Deal - 1
 }
 
-// setBits writes 1 at every index whose bit is set in m.
-func setBits(dst []uint8, m uint32) {
-	for m != 0 {
-		dst[bits.TrailingZeros32(m)] = 1
-		m &= m - 1
+// spread8[x] has byte k = bit k of x: eight mask bits become eight 0/1
+// bytes in one store.
+var spread8 = func() (t [256]uint64) {
+	for x := range t {
+		for k := range 8 {
+			t[x] |= uint64(x>>k&1) << (8 * k)
+		}
+	}
+	return t
+}()
+
+// WritePlane writes a 90-element 0/1 plane over card ids from per-colour bit
+// sets (bit v-1 = value v): every element of dst[:90] is written, nothing
+// beyond it. Per colour it is three stores (8 + 8 + 2 bytes) instead of a
+// clear and a loop over the bits.
+func WritePlane(dst []uint8, m *[NumColours]uint32) {
+	d := (*[NumCards]uint8)(dst)
+	le := binary.LittleEndian
+	for c := range NumColours {
+		x := m[c]
+		row := (*[MaxValue]uint8)(d[c*MaxValue:])
+		le.PutUint64(row[0:8], spread8[x&0xff])
+		le.PutUint64(row[8:16], spread8[x>>8&0xff])
+		le.PutUint16(row[16:18], uint16(spread8[x>>16&3]))
 	}
 }
