@@ -1,0 +1,307 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// PlayGame plays one whole game with bots[seat] at each seat. The deals come
+// from dealSeed alone (so the same dealSeed replays the same deals under any
+// seating) and the bots' randomness from botSeed. It returns the totals.
+func PlayGame(g *Game, bots []Bot, dealSeed, botSeed uint64) ([]int, error) {
+	if len(bots) != g.params.Players {
+		return nil, fmt.Errorf("%d bots for %d seats", len(bots), g.params.Players)
+	}
+	s := &State{game: g, rng: NewRNG(dealSeed, 0)}
+	s.newGame()
+	var rngs [MaxPlayers]RNG
+	for i := range bots {
+		rngs[i] = NewRNG(botSeed, uint64(i))
+	}
+	for !s.terminal {
+		p := s.current()
+		a := bots[p].Act(s, &rngs[p])
+		if !s.IsLegal(a) {
+			return nil, fmt.Errorf("bot at seat %d chose illegal action %d (legal %v)", p, a, s.LegalActions())
+		}
+		s.apply(a)
+	}
+	return s.Totals(), nil
+}
+
+// MatchConfig is a series of games between named agents.
+type MatchConfig struct {
+	Params Params
+	// Agents are bot names, one per seat position; with seat rotation agent i
+	// sits at seat (i + r) mod P in rotation r.
+	Agents []string
+	Games  int
+	Seed   uint64
+	// Duplicate plays every deal seed once per rotation, so each agent meets
+	// the same cards from every seat and the luck of the deal cancels. Games
+	// is rounded up to a multiple of the player count.
+	Duplicate bool
+	Workers   int
+	// Progress, if set, is called with the number of games finished.
+	Progress func(done, total int)
+}
+
+// MatchResult holds every game's totals per agent index.
+type MatchResult struct {
+	Agents []string
+	// Scores[k][i] is agent i's total in game k; Seeds[k] the deal seed.
+	Scores [][]int
+	Seeds  []uint64
+}
+
+// PlayMatch plays the games on all cores. The result depends only on the
+// configuration, never on the number of workers.
+func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
+	g, err := NewGame(cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	p := g.params.Players
+	if len(cfg.Agents) != p {
+		return nil, fmt.Errorf("%d agents for %d seats", len(cfg.Agents), p)
+	}
+	bots := make([]Bot, p)
+	for i, name := range cfg.Agents {
+		if bots[i], err = NewBot(name); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Games < 1 {
+		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
+	}
+	n := cfg.Games
+	if cfg.Duplicate {
+		n = (n + p - 1) / p * p
+	}
+	res := &MatchResult{Agents: cfg.Agents, Scores: make([][]int, n), Seeds: make([]uint64, n)}
+	w := cfg.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		next   int
+		done   int
+		first  error
+		master = NewRNG(cfg.Seed, 0x5eed)
+	)
+	seeds := make([]uint64, n)
+	for k := range seeds {
+		seeds[k] = master.Uint64()
+	}
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seated := make([]Bot, p)
+			for {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				if k >= n || first != nil {
+					return
+				}
+				rot, dealSeed := k%p, seeds[k]
+				if cfg.Duplicate {
+					dealSeed = seeds[k-rot]
+				}
+				for i := range p {
+					seated[(i+rot)%p] = bots[i]
+				}
+				totals, err := PlayGame(g, seated, dealSeed, seeds[k]^0xb07)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if err == nil {
+					sc := make([]int, p)
+					for i := range p {
+						sc[i] = totals[(i+rot)%p]
+					}
+					res.Scores[k], res.Seeds[k] = sc, dealSeed
+				}
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, n)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return res, nil
+}
+
+// Estimate is a mean with the half-width of its 95% confidence interval.
+type Estimate struct {
+	Mean float64 `json:"mean"`
+	CI95 float64 `json:"ci95"`
+}
+
+func (e Estimate) String() string { return fmt.Sprintf("%.2f ± %.2f", e.Mean, e.CI95) }
+
+// Estimate95 is the sample mean with a normal-approximation 95% interval.
+func Estimate95(xs []float64) Estimate {
+	n := float64(len(xs))
+	if n == 0 {
+		return Estimate{Mean: math.NaN(), CI95: math.NaN()}
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / n
+	if n < 2 {
+		return Estimate{Mean: mean, CI95: math.Inf(1)}
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return Estimate{Mean: mean, CI95: 1.96 * math.Sqrt(ss/(n-1)/n)}
+}
+
+// AgentStats summarises one agent name over a match (seats held by the same
+// name are pooled per game: their mean is one sample).
+type AgentStats struct {
+	Name  string   `json:"name"`
+	Seats int      `json:"seats"`
+	Score Estimate `json:"score"`      // total per game
+	Diff  Estimate `json:"score_diff"` // total minus the mean of the other seats
+	Win   Estimate `json:"win_rate"`   // share of the win (ties share)
+}
+
+// Summarize computes per-name statistics.
+func (r *MatchResult) Summarize() []AgentStats {
+	names := map[string][]int{}
+	var order []string
+	for i, a := range r.Agents {
+		if _, ok := names[a]; !ok {
+			order = append(order, a)
+		}
+		names[a] = append(names[a], i)
+	}
+	p := len(r.Agents)
+	out := make([]AgentStats, 0, len(order))
+	for _, name := range order {
+		idx := names[name]
+		var score, diff, win []float64
+		for _, sc := range r.Scores {
+			sum, best := 0, math.MinInt
+			for _, x := range sc {
+				sum += x
+				best = max(best, x)
+			}
+			nBest := 0
+			for _, x := range sc {
+				if x == best {
+					nBest++
+				}
+			}
+			var s, d, w float64
+			for _, i := range idx {
+				s += float64(sc[i])
+				d += float64(sc[i]) - float64(sum-sc[i])/float64(p-1)
+				if sc[i] == best {
+					w += 1 / float64(nBest)
+				}
+			}
+			k := float64(len(idx))
+			score, diff, win = append(score, s/k), append(diff, d/k), append(win, w/k)
+		}
+		out = append(out, AgentStats{Name: name, Seats: len(idx), Score: Estimate95(score), Diff: Estimate95(diff), Win: Estimate95(win)})
+	}
+	return out
+}
+
+// Ratings fits Bradley-Terry strengths to every pairwise comparison of
+// totals within each game (a tie counts half) and reports them on the Elo
+// scale, the mean rating fixed at 1500. Seats held by the same name are one
+// agent.
+func (r *MatchResult) Ratings() map[string]float64 {
+	idx := map[string]int{}
+	var names []string
+	for _, a := range r.Agents {
+		if _, ok := idx[a]; !ok {
+			idx[a] = len(names)
+			names = append(names, a)
+		}
+	}
+	m := len(names)
+	wins := make([][]float64, m)
+	for i := range wins {
+		wins[i] = make([]float64, m)
+	}
+	for _, sc := range r.Scores {
+		for i := range sc {
+			for j := range sc {
+				a, b := idx[r.Agents[i]], idx[r.Agents[j]]
+				if i == j || a == b {
+					continue
+				}
+				switch {
+				case sc[i] > sc[j]:
+					wins[a][b]++
+				case sc[i] == sc[j]:
+					wins[a][b] += 0.5
+				}
+			}
+		}
+	}
+	// Minorization-maximization for Bradley-Terry, with a small prior of one
+	// draw against every other agent so that unbeaten agents stay finite.
+	str := make([]float64, m)
+	for i := range str {
+		str[i] = 1
+	}
+	for range 500 {
+		for i := range m {
+			num, den := 0.0, 0.0
+			for j := range m {
+				if i == j {
+					continue
+				}
+				w := wins[i][j] + 0.5
+				n := wins[i][j] + wins[j][i] + 1
+				num += w
+				den += n / (str[i] + str[j])
+			}
+			if den > 0 {
+				str[i] = num / den
+			}
+		}
+	}
+	out := map[string]float64{}
+	mean := 0.0
+	for i := range m {
+		mean += 400 * math.Log10(str[i])
+	}
+	mean /= float64(m)
+	for i, name := range names {
+		out[name] = 1500 + 400*math.Log10(str[i]) - mean
+	}
+	return out
+}
+
+// SortedNames returns a rating map's names, best first.
+func SortedNames(r map[string]float64) []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return r[names[i]] > r[names[j]] })
+	return names
+}
