@@ -68,6 +68,9 @@ func CardString(c Card) string {
 // ParseCard reads "green 12" (or "g12", "G12", a bare id "44").
 func ParseCard(s string) (Card, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return 0, fmt.Errorf("bad card %q: empty", s)
+	}
 	if id, err := strconv.Atoi(s); err == nil {
 		if id < 0 || id >= NumActions {
 			return 0, fmt.Errorf("card id %d out of range 0..%d", id, NumActions-1)
