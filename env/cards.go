@@ -33,7 +33,7 @@ const (
 	MaxPlayers    = obs.MaxPlayers
 	HandSize      = obs.HandSize // cards per player per deal
 	TricksPerDeal = obs.HandSize // every player plays one card per trick
-	MaxDeals      = 90           // bounds the deals parameter (and keeps totals < 2^14)
+	MaxDeals      = obs.MaxDeals // bounds the deals parameter (and keeps totals < 2^14)
 	// TerminalPlayer is CurrentPlayer's answer once the game is over
 	// (OpenSpiel's kTerminalPlayerId).
 	TerminalPlayer = -4

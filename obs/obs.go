@@ -25,6 +25,7 @@ const (
 	MinPlayers = 3
 	MaxPlayers = 6
 	HandSize   = 15 // cards dealt to every player, and tricks per deal
+	MaxDeals   = 90 // deals in a game at most (keeps every total below 2^14)
 	// TotalScale splits a score total t into t/TotalScale and t%TotalScale.
 	TotalScale = 64
 )
@@ -121,9 +122,9 @@ func NewLayout(players int) Layout {
 		"one-hot: number of cards already played to this trick (0 = leading)")
 	add(&l.tricksLeft, "tricks_left", []int{1}, HandSize,
 		"tricks still to finish in this deal, the current one included")
-	add(&l.dealIndex, "deal_index", []int{1}, 255,
+	add(&l.dealIndex, "deal_index", []int{1}, MaxDeals-1,
 		"0-based number of the deal in progress")
-	add(&l.dealsLeft, "deals_left", []int{1}, 255,
+	add(&l.dealsLeft, "deals_left", []int{1}, MaxDeals-1,
 		"deals still to play after this one")
 	add(&l.totals, "totals", []int{p, 2}, 255,
 		"row j: points of earlier deals of the seat j places clockwise, as [total/64, total%64]")
