@@ -1,0 +1,160 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/davidgoliath/dgenv/env"
+)
+
+// Config is the server's whole configuration: plain values, filled by cmd/
+// (from configs/default.yaml, a file, DGSERVER_* variables and flags) and
+// checked by Validate. The server never reads configuration itself.
+type Config struct {
+	// Addr is host:port to listen on; port 0 picks a free port.
+	Addr string `mapstructure:"addr"`
+	// AuthToken, when set, is required as "Authorization: Bearer <token>" on
+	// every route but the health checks. Binding a non-loopback address
+	// requires one.
+	AuthToken string `mapstructure:"auth_token"`
+
+	Limits   LimitsConfig   `mapstructure:"limits"`
+	HTTP     HTTPConfig     `mapstructure:"http"`
+	Shutdown ShutdownConfig `mapstructure:"shutdown"`
+	Engine   EngineConfig   `mapstructure:"engine"`
+}
+
+// LimitsConfig bounds what clients may hold.
+type LimitsConfig struct {
+	MaxSessions       int           `mapstructure:"max_sessions"`         // sessions alive at once (429 beyond)
+	MaxEnvsPerSession int           `mapstructure:"max_envs_per_session"` // num_envs of one session (400 beyond)
+	MaxEnvsTotal      int           `mapstructure:"max_envs_total"`       // envs over all sessions (429 beyond)
+	SessionTTL        time.Duration `mapstructure:"session_ttl"`          // idle sessions are deleted after this
+	SweepInterval     time.Duration `mapstructure:"sweep_interval"`       // how often the sweeper looks
+	RetryAfter        time.Duration `mapstructure:"retry_after"`          // Retry-After sent with 429
+	MaxCreateBody     int64         `mapstructure:"max_create_body"`      // bytes of a create-session body
+}
+
+// HTTPConfig are the http.Server limits.
+type HTTPConfig struct {
+	ReadHeaderTimeout time.Duration `mapstructure:"read_header_timeout"`
+	ReadTimeout       time.Duration `mapstructure:"read_timeout"`
+	WriteTimeout      time.Duration `mapstructure:"write_timeout"`
+	IdleTimeout       time.Duration `mapstructure:"idle_timeout"`
+	MaxHeaderBytes    int           `mapstructure:"max_header_bytes"`
+}
+
+// ShutdownConfig shapes a graceful stop.
+type ShutdownConfig struct {
+	// DrainDelay is how long readiness answers 503 while requests are still
+	// served, so a load balancer can stop sending new ones.
+	DrainDelay time.Duration `mapstructure:"drain_delay"`
+	// Timeout bounds the wait for in-flight requests; then connections are cut.
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// EngineConfig tunes the vectorised envs.
+type EngineConfig struct {
+	// Workers is the goroutines stepping each session's batch; 0 = GOMAXPROCS.
+	Workers int `mapstructure:"workers"`
+}
+
+// DefaultConfig is the configuration of configs/default.yaml (a cmd test
+// keeps the two equal).
+func DefaultConfig() Config {
+	return Config{
+		Addr: "127.0.0.1:8080",
+		Limits: LimitsConfig{
+			MaxSessions:       64,
+			MaxEnvsPerSession: 65536,
+			MaxEnvsTotal:      262144,
+			SessionTTL:        10 * time.Minute,
+			SweepInterval:     10 * time.Second,
+			RetryAfter:        time.Second,
+			MaxCreateBody:     64 << 10,
+		},
+		HTTP: HTTPConfig{
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       60 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			MaxHeaderBytes:    16 << 10,
+		},
+		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
+	}
+}
+
+// Validate checks every value and names the ones that are wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key string, v any, why string) {
+		errs = append(errs, fmt.Errorf("%s = %v: %s", key, v, why))
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		bad("addr", fmt.Sprintf("%q", c.Addr), "want host:port")
+	} else if !isLoopback(host) && c.AuthToken == "" {
+		bad("addr", c.Addr, "not a loopback address and no auth_token is set: refusing to serve the API unauthenticated")
+	}
+	if strings.TrimSpace(c.AuthToken) != c.AuthToken {
+		bad("auth_token", "(hidden)", "has leading or trailing space")
+	}
+	l := c.Limits
+	if l.MaxSessions < 1 {
+		bad("limits.max_sessions", l.MaxSessions, "must be >= 1")
+	}
+	if l.MaxEnvsPerSession < 1 || l.MaxEnvsPerSession > env.MaxNumEnvs {
+		bad("limits.max_envs_per_session", l.MaxEnvsPerSession, fmt.Sprintf("must be 1..%d", env.MaxNumEnvs))
+	}
+	if l.MaxEnvsTotal < 1 {
+		bad("limits.max_envs_total", l.MaxEnvsTotal, "must be >= 1")
+	}
+	if l.SessionTTL <= 0 {
+		bad("limits.session_ttl", l.SessionTTL, "must be > 0")
+	}
+	if l.SweepInterval <= 0 {
+		bad("limits.sweep_interval", l.SweepInterval, "must be > 0")
+	}
+	if l.RetryAfter < time.Second {
+		bad("limits.retry_after", l.RetryAfter, "must be >= 1s")
+	}
+	if l.MaxCreateBody < 1024 {
+		bad("limits.max_create_body", l.MaxCreateBody, "must be >= 1024")
+	}
+	h := c.HTTP
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"http.read_header_timeout", h.ReadHeaderTimeout},
+		{"http.read_timeout", h.ReadTimeout},
+		{"http.write_timeout", h.WriteTimeout},
+		{"http.idle_timeout", h.IdleTimeout},
+		{"shutdown.timeout", c.Shutdown.Timeout},
+	} {
+		if d.v <= 0 {
+			bad(d.key, d.v, "must be > 0")
+		}
+	}
+	if h.MaxHeaderBytes < 1024 {
+		bad("http.max_header_bytes", h.MaxHeaderBytes, "must be >= 1024")
+	}
+	if c.Shutdown.DrainDelay < 0 {
+		bad("shutdown.drain_delay", c.Shutdown.DrainDelay, "must be >= 0")
+	}
+	if c.Engine.Workers < 0 {
+		bad("engine.workers", c.Engine.Workers, "must be >= 0 (0 = GOMAXPROCS)")
+	}
+	return errors.Join(errs...)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

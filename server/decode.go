@@ -1,0 +1,396 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// format is a body encoding.
+type format uint8
+
+const (
+	formatJSON format = iota
+	formatMsgpack
+)
+
+const (
+	mimeJSON    = "application/json"
+	mimeMsgpack = "application/msgpack"
+)
+
+var (
+	ctJSON    = []string{mimeJSON}
+	ctMsgpack = []string{mimeMsgpack}
+)
+
+func isMsgpackType(mt string) bool {
+	return mt == mimeMsgpack || mt == "application/x-msgpack" || mt == "application/vnd.msgpack"
+}
+
+// requestFormat reads Content-Type. An empty one means JSON.
+func requestFormat(r *http.Request) (format, *Error) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch {
+	case mt == "" || mt == mimeJSON:
+		return formatJSON, nil
+	case isMsgpackType(mt):
+		return formatMsgpack, nil
+	}
+	return formatJSON, Errorf(CodeBadRequest, "Content-Type %q: want %s or %s", ct, mimeMsgpack, mimeJSON)
+}
+
+// responseFormat is the request's format unless Accept names one of ours.
+func responseFormat(r *http.Request, in format) format {
+	a := r.Header.Get("Accept")
+	if a == "" {
+		return in
+	}
+	a = strings.ToLower(a)
+	im := strings.Index(a, "msgpack")
+	ij := strings.Index(a, mimeJSON)
+	switch {
+	case im >= 0 && (ij < 0 || im < ij):
+		return formatMsgpack
+	case ij >= 0:
+		return formatJSON
+	}
+	return in
+}
+
+// readBody reads the whole body, at most limit bytes, into *buf (reused).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *[]byte) ([]byte, *Error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	b := (*buf)[:0]
+	if r.ContentLength > 0 && int64(cap(b)) < r.ContentLength {
+		b = make([]byte, 0, r.ContentLength)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge(limit)
+			}
+			return nil, Errorf(CodeBadRequest, "reading body: %v", err)
+		}
+	}
+	*buf = b
+	return b, nil
+}
+
+func tooLarge(limit int64) *Error {
+	e := Errorf(CodeTooLarge, "body over %d bytes", limit)
+	e.Details = map[string]any{"limit": limit}
+	return e
+}
+
+// decode reads a whole body into dst, a pointer to a concrete struct:
+// unknown fields are errors, and msgpack is scanned first (scanMsgpack).
+func decode(f format, body []byte, dst any) *Error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil // an empty body is {}
+	}
+	if f == formatMsgpack {
+		if err := scanMsgpack(body); err != nil {
+			return Errorf(CodeBadRequest, "%v", err)
+		}
+		dec := msgpack.GetDecoder()
+		defer msgpack.PutDecoder(dec)
+		dec.Reset(bytes.NewReader(body))
+		dec.DisallowUnknownFields(true)
+		dec.SetCustomStructTag("json")
+		if err := dec.Decode(dst); err != nil {
+			return badBody(err)
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return badBody(err)
+	}
+	if dec.More() {
+		return Errorf(CodeBadRequest, "body: data after the JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Errorf(CodeBadRequest, "body: data after the JSON value")
+	}
+	return nil
+}
+
+func badBody(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Errorf(CodeBadRequest, "body: %v", err)
+}
+
+// Uint is a non-negative integer field that refuses negatives and
+// fractions in either format (the libraries would wrap or truncate them).
+type Uint struct {
+	V   uint64
+	Set bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *Uint) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*u = Uint{}
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return Errorf(CodeBadRequest, "seed: want a non-negative integer")
+	}
+	var v uint64
+	if _, err := fmt.Sscan(n.String(), &v); err != nil || strings.ContainsAny(n.String(), ".eE-+") {
+		return Errorf(CodeBadRequest, "seed = %s: want an integer 0..%d", n, uint64(1<<64-1))
+	}
+	*u = Uint{V: v, Set: true}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (u *Uint) DecodeMsgpack(dec *msgpack.Decoder) error {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == msgpcode.Nil:
+		*u = Uint{}
+		return dec.DecodeNil()
+	case c <= msgpcode.PosFixedNumHigh || c == msgpcode.Uint8 || c == msgpcode.Uint16 || c == msgpcode.Uint32 || c == msgpcode.Uint64:
+		v, err := dec.DecodeUint64()
+		*u = Uint{V: v, Set: err == nil}
+		return err
+	case msgpcode.IsFixedNum(c) || c == msgpcode.Int8 || c == msgpcode.Int16 || c == msgpcode.Int32 || c == msgpcode.Int64:
+		v, err := dec.DecodeInt64()
+		if err != nil {
+			return err
+		}
+		if v < 0 {
+			return Errorf(CodeBadRequest, "seed = %d: must be >= 0", v)
+		}
+		*u = Uint{V: uint64(v), Set: true}
+		return nil
+	}
+	return Errorf(CodeBadRequest, "seed: want a non-negative integer (msgpack code 0x%02x)", c)
+}
+
+// createRequest is the body of POST /v1/sessions.
+type createRequest struct {
+	Game         *gameRequest `json:"game"`
+	NumEnvs      *int         `json:"num_envs"`
+	Seed         Uint         `json:"seed"`
+	LearnerSeats []int        `json:"learner_seats"`
+	Opponent     string       `json:"opponent"`
+	Reward       string       `json:"reward"`
+	ObsDtype     string       `json:"obs_dtype"`
+}
+
+type gameRequest struct {
+	Players     *int `json:"players"`
+	Deals       *int `json:"deals"`
+	FirstDealer *int `json:"first_dealer"`
+}
+
+// resetRequest is the body of POST .../reset.
+type resetRequest struct {
+	Seed Uint `json:"seed"`
+}
+
+// actionsField decodes "actions" straight into a session's buffer: either a
+// tensor {"dtype", "shape": [N], "data"} or a plain array of N integers.
+type actionsField struct {
+	dst []int32 // len N, owned by the session
+	raw []byte  // scratch for a tensor blob, cap 8N
+	got bool
+}
+
+type stepRequest struct {
+	Actions *actionsField `json:"actions"`
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder without reflection or
+// per-element allocation: the blob is read into the session's scratch.
+func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	n := len(a.dst)
+	switch {
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		l, err := dec.DecodeArrayLen()
+		if err != nil {
+			return err
+		}
+		if l != n {
+			return wrongCount(l, n)
+		}
+		for i := range n {
+			c, err := dec.PeekCode()
+			if err != nil {
+				return err
+			}
+			if !isIntCode(c) {
+				return Errorf(CodeBadRequest, "actions[%d]: want an integer (msgpack code 0x%02x)", i, c)
+			}
+			v, err := dec.DecodeInt64()
+			if err != nil {
+				return err
+			}
+			if c == msgpcode.Uint64 && v < 0 {
+				v = 1 << 62 // a huge unsigned value: out of range either way
+			}
+			if e := checkAction(i, v); e != nil {
+				return e
+			}
+			a.dst[i] = int32(v)
+		}
+		a.got = true
+		return nil
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		l, err := dec.DecodeMapLen()
+		if err != nil {
+			return err
+		}
+		var dtype string
+		var shapeOK, gotShape, gotData bool
+		data := a.raw[:0]
+		for range l {
+			key, err := dec.DecodeString()
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "dtype":
+				if dtype, err = dec.DecodeString(); err != nil {
+					return err
+				}
+			case "shape":
+				k, err := dec.DecodeArrayLen()
+				if err != nil {
+					return err
+				}
+				gotShape = true
+				shapeOK = k == 1
+				for range k {
+					v, err := dec.DecodeInt64()
+					if err != nil {
+						return err
+					}
+					shapeOK = shapeOK && v == int64(n)
+				}
+			case "data":
+				m, err := dec.DecodeBytesLen()
+				if err != nil {
+					return err
+				}
+				if m < 0 || m > cap(a.raw) {
+					return Errorf(CodeBadRequest, "actions: %d data bytes for %d envs", m, n)
+				}
+				data = a.raw[:m]
+				if err := dec.ReadFull(data); err != nil {
+					return err
+				}
+				gotData = true
+			default:
+				return Errorf(CodeBadRequest, "actions: unknown tensor field %q (want dtype, shape, data)", key)
+			}
+		}
+		if !gotData || dtype == "" {
+			return Errorf(CodeBadRequest, "actions tensor: dtype and data are required")
+		}
+		if gotShape && !shapeOK {
+			return Errorf(CodeBadRequest, "actions tensor: shape must be [%d]", n)
+		}
+		if e := decodeActionBlob(dtype, data, a.dst); e != nil {
+			return e
+		}
+		a.got = true
+		return nil
+	}
+	return Errorf(CodeBadRequest, "actions: want a tensor map or an array of integers (msgpack code 0x%02x)", c)
+}
+
+func isIntCode(c byte) bool {
+	return msgpcode.IsFixedNum(c) || (c >= msgpcode.Uint8 && c <= msgpcode.Int64)
+}
+
+func wrongCount(got, n int) *Error {
+	e := Errorf(CodeBadRequest, "actions: got %d, want one per env (%d)", got, n)
+	e.Details = map[string]any{"got": got, "want": n}
+	return e
+}
+
+// UnmarshalJSON implements json.Unmarshaler (the debugging path).
+func (a *actionsField) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return Errorf(CodeBadRequest, "actions: empty")
+	}
+	switch b[0] {
+	case '[':
+		var list []json.Number
+		if err := json.Unmarshal(b, &list); err != nil {
+			return Errorf(CodeBadRequest, "actions: want an array of integers: %v", err)
+		}
+		if len(list) != len(a.dst) {
+			return wrongCount(len(list), len(a.dst))
+		}
+		for i, x := range list {
+			v, err := x.Int64()
+			if err != nil {
+				return Errorf(CodeBadRequest, "actions[%d] = %s: want an integer", i, x)
+			}
+			if e := checkAction(i, v); e != nil {
+				return e
+			}
+			a.dst[i] = int32(v)
+		}
+	case '{':
+		var t struct {
+			Dtype string `json:"dtype"`
+			Shape []int  `json:"shape"`
+			Data  []byte `json:"data"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&t); err != nil {
+			return Errorf(CodeBadRequest, "actions tensor: %v", err)
+		}
+		if t.Shape != nil && (len(t.Shape) != 1 || t.Shape[0] != len(a.dst)) {
+			return Errorf(CodeBadRequest, "actions tensor: shape %v must be [%d]", t.Shape, len(a.dst))
+		}
+		if e := decodeActionBlob(t.Dtype, t.Data, a.dst); e != nil {
+			return e
+		}
+	default:
+		return Errorf(CodeBadRequest, "actions: want a tensor object or an array of integers")
+	}
+	a.got = true
+	return nil
+}
