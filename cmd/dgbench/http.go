@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/server"
+)
+
+func init() { modes["http"] = runHTTP }
+
+// runHTTP measures random legal play through the batch API over loopback:
+// one session, one client, msgpack (or JSON) bodies. With -addr empty it
+// starts a server in this process on 127.0.0.1:0.
+func runHTTP(c config) error {
+	addr := c.addr
+	if addr == "" {
+		cfg := server.DefaultConfig()
+		cfg.Addr = "127.0.0.1:0"
+		cfg.Engine.Workers = c.workers
+		srv, err := server.New(cfg, nil)
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		defer func() { cancel(); <-done }()
+		addr = ln.Addr().String()
+	}
+	seats, err := c.seats()
+	if err != nil {
+		return err
+	}
+	cl := newBenchClient(addr, c.token, c.format == "json")
+	create := map[string]any{"game": map[string]any{"players": c.players}, "num_envs": c.envs, "seed": c.seed}
+	if seats != nil {
+		create["learner_seats"] = seats
+		create["opponent"] = c.opp
+	}
+	var created struct {
+		Session string `msgpack:"session" json:"session"`
+	}
+	if err := cl.call("POST", "/v1/sessions", create, &created); err != nil {
+		return err
+	}
+	base := "/v1/sessions/" + created.Session
+	defer func() { _ = cl.call("DELETE", base, nil, nil) }()
+	mask, err := cl.batch(base+"/reset", []byte("\x80"), `{}`)
+	if err != nil {
+		return err
+	}
+	rng := env.NewRNG(c.seed, 99)
+	actions := make([]int32, c.envs)
+	req := newStepBody(c.envs)
+	lat := make([]time.Duration, 0, 1<<16)
+	var steps int64
+	cl.wire.Store(0)
+	start := time.Now()
+	deadline := start.Add(time.Duration(c.seconds * float64(time.Second)))
+	for time.Now().Before(deadline) {
+		pickActions(mask, actions, &rng)
+		req.set(actions)
+		t0 := time.Now()
+		mask, err = cl.batch(base+"/step", req.b, "")
+		if err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(t0))
+		steps += int64(c.envs)
+	}
+	el := time.Since(start).Seconds()
+	slices.Sort(lat)
+	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f\n",
+		float64(steps)/el, c.format, c.players, c.envs, el, len(lat), float64(cl.wire.Load())/float64(steps), pct(0.50), pct(0.99))
+	return nil
+}
+
+// benchClient is a keep-alive HTTP client that counts the bytes on the wire
+// and reuses its answer buffer.
+type benchClient struct {
+	url, token string
+	json       bool
+	hc         *http.Client
+	wire       atomic.Int64
+	buf        []byte
+}
+
+func newBenchClient(addr, token string, useJSON bool) *benchClient {
+	cl := &benchClient{url: "http://" + addr, token: token, json: useJSON}
+	d := &net.Dialer{}
+	cl.hc = &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: 4,
+		DisableCompression:  true,
+		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+			conn, err := d.DialContext(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			return &countConn{Conn: conn, n: &cl.wire}, nil
+		},
+	}}
+	return cl
+}
+
+type countConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (cl *benchClient) do(method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(method, cl.url+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if cl.json {
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req.Header.Set("Content-Type", "application/msgpack")
+	}
+	if cl.token != "" {
+		req.Header.Set("Authorization", "Bearer "+cl.token)
+	}
+	return cl.hc.Do(req)
+}
+
+// call sends v and decodes the answer into out (nil: discard).
+func (cl *benchClient) call(method, path string, v, out any) error {
+	var body []byte
+	var err error
+	if v != nil {
+		if cl.json {
+			body, err = json.Marshal(v)
+		} else {
+			body, err = msgpack.Marshal(v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	resp, err := cl.do(method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %q", method, path, resp.Status, b)
+	}
+	if out == nil {
+		return nil
+	}
+	if cl.json {
+		return json.Unmarshal(b, out)
+	}
+	return msgpack.Unmarshal(b, out)
+}
+
+// batch posts a reset or step and returns the mask blob of the answer
+// (valid until the next call).
+func (cl *benchClient) batch(path string, body []byte, jsonBody string) ([]byte, error) {
+	if cl.json && jsonBody != "" {
+		body = []byte(jsonBody)
+	}
+	resp, err := cl.do("POST", path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	n := int(resp.ContentLength)
+	if n < 0 {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		cl.buf = b
+	} else {
+		if cap(cl.buf) < n {
+			cl.buf = make([]byte, n)
+		}
+		cl.buf = cl.buf[:n]
+		if _, err := io.ReadFull(resp.Body, cl.buf); err != nil {
+			return nil, err
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("POST %s: %s: %q", path, resp.Status, cl.buf)
+	}
+	if cl.json {
+		var a struct {
+			Mask struct {
+				Data []byte `json:"data"`
+			} `json:"mask"`
+		}
+		if err := json.Unmarshal(cl.buf, &a); err != nil {
+			return nil, err
+		}
+		return a.Mask.Data, nil
+	}
+	return findBlob(cl.buf, "mask")
+}
+
+// stepBody is a msgpack step request {"actions": <i4 tensor>} (JSON: a plain
+// array) whose action bytes are rewritten in place each step.
+type stepBody struct {
+	b    []byte
+	data int // offset of the blob
+	json bool
+}
+
+func newStepBody(n int) *stepBody {
+	var b []byte
+	b = append(b, 0x81, 0xa7)
+	b = append(b, "actions"...)
+	b = append(b, 0x83, 0xa5)
+	b = append(b, "dtype"...)
+	b = append(b, 0xa3)
+	b = append(b, "<i4"...)
+	b = append(b, 0xa5)
+	b = append(b, "shape"...)
+	b = append(b, 0x91, 0xce)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	b = append(b, 0xa4)
+	b = append(b, "data"...)
+	b = append(b, 0xc6)
+	b = binary.BigEndian.AppendUint32(b, uint32(4*n))
+	s := &stepBody{data: len(b)}
+	s.b = append(b, make([]byte, 4*n)...)
+	return s
+}
+
+func (s *stepBody) set(actions []int32) {
+	d := s.b[s.data:]
+	for i, a := range actions {
+		binary.LittleEndian.PutUint32(d[4*i:], uint32(a))
+	}
+}
+
+// findBlob returns the data of tensor key in a batch answer (a map of
+// tensor maps), without copying.
+func findBlob(b []byte, key string) ([]byte, error) {
+	r := &mpReader{b: b}
+	n := r.mapLen()
+	for range n {
+		k := r.str()
+		m := r.mapLen()
+		for range m {
+			switch r.str() {
+			case "data":
+				d := r.bin()
+				if k == key && r.err == nil {
+					return d, nil
+				}
+			case "shape":
+				for range r.arrayLen() {
+					r.uint()
+				}
+			default:
+				r.str()
+			}
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return nil, fmt.Errorf("answer has no %q tensor", key)
+}
+
+// mpReader reads the few msgpack forms a batch answer uses.
+type mpReader struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("msgpack answer truncated or unexpected")
+
+func (r *mpReader) next(n int) []byte {
+	if r.err != nil || len(r.b) < n {
+		r.err = errShort
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *mpReader) byte1() byte {
+	if b := r.next(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *mpReader) size(c byte, fix, b8, b16, b32 byte, mask byte) int {
+	switch {
+	case fix != 0 && c&^mask == fix:
+		return int(c & mask)
+	case c == b8 && b8 != 0:
+		return int(r.byte1())
+	case c == b16:
+		if b := r.next(2); b != nil {
+			return int(binary.BigEndian.Uint16(b))
+		}
+	case c == b32:
+		if b := r.next(4); b != nil {
+			return int(binary.BigEndian.Uint32(b))
+		}
+	default:
+		r.err = errShort
+	}
+	return 0
+}
+
+func (r *mpReader) mapLen() int   { return r.size(r.byte1(), 0x80, 0, 0xde, 0xdf, 0x0f) }
+func (r *mpReader) arrayLen() int { return r.size(r.byte1(), 0x90, 0, 0xdc, 0xdd, 0x0f) }
+func (r *mpReader) str() string   { return string(r.next(r.size(r.byte1(), 0xa0, 0xd9, 0xda, 0xdb, 0x1f))) }
+func (r *mpReader) bin() []byte   { return r.next(r.size(r.byte1(), 0, 0xc4, 0xc5, 0xc6, 0)) }
+
+func (r *mpReader) uint() uint64 {
+	c := r.byte1()
+	switch {
+	case c < 0x80:
+		return uint64(c)
+	case c == 0xcc:
+		return uint64(r.byte1())
+	case c == 0xcd:
+		if b := r.next(2); b != nil {
+			return uint64(binary.BigEndian.Uint16(b))
+		}
+	case c == 0xce:
+		if b := r.next(4); b != nil {
+			return uint64(binary.BigEndian.Uint32(b))
+		}
+	case c == 0xcf:
+		if b := r.next(8); b != nil {
+			return binary.BigEndian.Uint64(b)
+		}
+	default:
+		r.err = errShort
+	}
+	return 0
+}
