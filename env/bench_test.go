@@ -90,3 +90,8 @@ func benchVec(b *testing.B, cfg env.VecConfig) {
 	}
 	b.ReportMetric(float64(b.N)*float64(cfg.NumEnvs)/b.Elapsed().Seconds(), "env-steps/s")
 }
+
+// BenchmarkVecStepSmall is the self-play step at N=64 (everything in cache).
+func BenchmarkVecStepSmall(b *testing.B) {
+	benchVec(b, env.VecConfig{Params: env.Params{Players: 4}, NumEnvs: 64, Seed: 1, Workers: 1})
+}

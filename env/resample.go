@@ -81,6 +81,8 @@ func (s *State) ResampleFromInfostate(player int, rng Source) *State {
 		}
 	}
 
+	out.pl.Sync(b)
+
 	// The resampled world's own deal record: hands are what each seat now
 	// holds plus what it has played this deal.
 	if r := out.rec; r != nil && len(r.Deals) > 0 {

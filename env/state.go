@@ -91,6 +91,7 @@ type Hands = [][]Card
 type State struct {
 	game *Game
 	b    obs.Board
+	pl   obs.Planes // b's hands and prizes as bytes, for fast encoding
 
 	dealer    uint8
 	dealEnded bool // the last action finished a deal (Rewards are its scores)
@@ -227,17 +228,22 @@ func (s *State) NumLegal() int {
 
 // WriteMask writes 1 at every legal action and 0 elsewhere into dst[:90].
 func (s *State) WriteMask(dst []uint8) {
-	var legal [NumColours]uint32
-	if !s.terminal {
-		p := s.current()
-		al := s.allowed(p)
-		for c := range NumColours {
-			if al&(1<<c) != 0 {
-				legal[c] = s.b.Hands[p][c]
-			}
+	dst = dst[:NumActions]
+	if s.terminal {
+		clear(dst)
+		return
+	}
+	p := s.current()
+	hand := &s.pl.Hand[p]
+	if s.b.TrickLen > 0 {
+		lead := int(s.b.Trick[0]) / MaxValue
+		if s.b.Hands[p][lead] != 0 {
+			clear(dst)
+			copy(dst[lead*MaxValue:(lead+1)*MaxValue], hand[lead*MaxValue:(lead+1)*MaxValue])
+			return
 		}
 	}
-	obs.WritePlane(dst, &legal)
+	copy(dst, hand[:])
 }
 
 // LegalActionsMask is a 90-long mask of the legal actions.
@@ -268,6 +274,7 @@ func (s *State) apply(a Action) {
 	p := s.current()
 	c := a / MaxValue
 	b.Hands[p][c] &^= 1 << (a % MaxValue)
+	s.pl.Hand[p][a] = 0
 	if b.TrickLen > 0 {
 		if lead := int(b.Trick[0]) / MaxValue; lead != c {
 			b.Voids[p] |= 1 << lead
@@ -319,6 +326,7 @@ func (s *State) finishTrick() {
 			who = loSeat
 		}
 		b.Prizes[who][card/MaxValue] |= 1 << (card % MaxValue)
+		s.pl.Prize[who][card] = 1
 	}
 	b.Leader = uint8(hiSeat)
 	b.TrickLen = 0
@@ -396,6 +404,7 @@ func (s *State) startDeal() {
 			b.Hands[seat][c/MaxValue] |= 1 << (c % MaxValue)
 		}
 	}
+	s.pl.Sync(b)
 	if r := s.rec; r != nil {
 		r.Deals = r.Deals[:len(r.Deals)+1]
 		d := &r.Deals[len(r.Deals)-1]
@@ -503,13 +512,13 @@ func (s *State) Record() *Record { return s.rec.Clone() }
 func (s *State) ObservationTensor(player int) []uint8 {
 	l := s.game.layout
 	out := make([]uint8, l.Size)
-	l.Encode(out, &s.b, player)
+	l.EncodePlanes(out, &s.b, &s.pl, player)
 	return out
 }
 
 // WriteObservation encodes player's observation into dst (len >= the layout size).
 func (s *State) WriteObservation(dst []uint8, player int) {
-	s.game.layout.Encode(dst, &s.b, player)
+	s.game.layout.EncodePlanes(dst, &s.b, &s.pl, player)
 }
 
 // ActionString names an action: "green 12".

@@ -366,7 +366,7 @@ func (v *VecEnv) emit(i int) {
 	s := &v.states[i]
 	p := s.current()
 	v.player[i] = int8(p)
-	v.layout.Encode(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, p)
+	v.layout.EncodePlanes(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, &s.pl, p)
 	s.WriteMask(v.mask[i*NumActions : (i+1)*NumActions])
 }
 

@@ -141,16 +141,61 @@ func (l *Layout) Section(name string) (Section, bool) {
 	return Section{}, false
 }
 
+// Planes mirrors a Board's hands and prize piles as 0/1 bytes over card
+// ids. The engine keeps it up to date (one byte per card moved), so encoding
+// copies rows instead of expanding bits on every step.
+type Planes struct {
+	Hand  [MaxPlayers][NumCards]uint8
+	Prize [MaxPlayers][NumCards]uint8
+}
+
+// Sync rebuilds the planes from the board's bit sets.
+func (pl *Planes) Sync(b *Board) {
+	for s := range MaxPlayers {
+		WritePlane(pl.Hand[s][:], &b.Hands[s])
+		WritePlane(pl.Prize[s][:], &b.Prizes[s])
+	}
+}
+
 // Encode writes the observation of seat (absolute, 0..Players-1) into dst,
 // which must hold at least l.Size elements. It writes every element (no
 // clearing needed) and does not allocate. Every seat-indexed row is rotated
 // so row 0 is the observer and row j the seat j places clockwise from it.
+// This is the reference encoder, reading only the bit sets; EncodePlanes is
+// the same tensor from kept-up-to-date planes.
 func (l *Layout) Encode(dst []uint8, b *Board, seat int) {
 	dst = dst[:l.Size]
 	p := int(b.Players)
-
 	WritePlane(dst[l.hand:l.hand+NumCards], &b.Hands[seat])
+	for j := range p {
+		s := seat + j
+		if s >= p {
+			s -= p
+		}
+		WritePlane(dst[l.prizes+j*NumCards:l.prizes+(j+1)*NumCards], &b.Prizes[s])
+	}
+	l.encodeRest(dst, b, seat)
+}
 
+// EncodePlanes writes the same tensor as Encode, copying hand and prize rows
+// from pl, which must mirror b.
+func (l *Layout) EncodePlanes(dst []uint8, b *Board, pl *Planes, seat int) {
+	dst = dst[:l.Size]
+	p := int(b.Players)
+	copy(dst[l.hand:l.hand+NumCards], pl.Hand[seat][:])
+	for j := range p {
+		s := seat + j
+		if s >= p {
+			s -= p
+		}
+		copy(dst[l.prizes+j*NumCards:l.prizes+(j+1)*NumCards], pl.Prize[s][:])
+	}
+	l.encodeRest(dst, b, seat)
+}
+
+// encodeRest writes every section but hand and prizes.
+func (l *Layout) encodeRest(dst []uint8, b *Board, seat int) {
+	p := int(b.Players)
 	tr := dst[l.trick : l.trick+p*NumCards]
 	clear(tr)
 	n := int(b.TrickLen)
@@ -179,7 +224,6 @@ func (l *Layout) Encode(dst []uint8, b *Board, seat int) {
 			counts[c] = uint8(bits.OnesCount32(pr[c]))
 			voids[c] = (v >> c) & 1
 		}
-		WritePlane(dst[l.prizes+j*NumCards:l.prizes+(j+1)*NumCards], pr)
 		t := b.Totals[s]
 		dst[l.totals+2*j] = uint8(min(t/TotalScale, 255))
 		dst[l.totals+2*j+1] = uint8(t % TotalScale)
