@@ -1,0 +1,65 @@
+"""dgenv: Python client and RL adapters for the David & Goliath batch server.
+
+Quick start::
+
+    import dgenv, numpy as np
+    with dgenv.serve() as srv:                     # builds/finds and starts the Go server
+        env = srv.make(players=4, num_envs=1024, seed=1)
+        b = env.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(100):
+            a = np.argmax(rng.random(b.mask.shape) * b.mask, axis=1)
+            b = env.step(a)
+
+Adapters live in submodules and import their library lazily:
+:mod:`dgenv.gymnasium`, :mod:`dgenv.pettingzoo`, :mod:`dgenv.sb3`, :mod:`dgenv.openspiel`.
+"""
+
+from .client import NUM_ACTIONS, Batch, BatchEnv, Client, ObsSpec, Section, Spec, connect
+from .errors import (
+    BadRequest,
+    BusyError,
+    DgenvError,
+    IllegalActionError,
+    InternalError,
+    LimitError,
+    NotFound,
+    ServerError,
+    ServerStartError,
+    ServerUnavailable,
+    SessionNotFound,
+    TooLarge,
+    Unauthorized,
+    Unavailable,
+)
+from .server import LocalServer, find_server, serve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "connect",
+    "serve",
+    "Client",
+    "LocalServer",
+    "BatchEnv",
+    "Batch",
+    "Spec",
+    "ObsSpec",
+    "Section",
+    "NUM_ACTIONS",
+    "find_server",
+    "DgenvError",
+    "ServerError",
+    "BadRequest",
+    "Unauthorized",
+    "NotFound",
+    "SessionNotFound",
+    "BusyError",
+    "TooLarge",
+    "IllegalActionError",
+    "LimitError",
+    "Unavailable",
+    "InternalError",
+    "ServerUnavailable",
+    "ServerStartError",
+]

@@ -1,0 +1,58 @@
+"""Helpers shared by the adapters: where the server comes from, spaces' bounds."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Optional, Union
+
+from .client import Client, connect
+
+__all__ = ["ClientLike", "resolve_client", "default_server", "require"]
+
+ClientLike = Union[Client, str, None]
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def default_server() -> Client:
+    """A server shared by every adapter made without a client in this process.
+
+    ``$DGENV_URL`` names a running server to use; otherwise one is started with
+    :func:`dgenv.serve` on first use and stopped when the interpreter exits.
+    """
+    global _default
+    with _default_lock:
+        if _default is None:
+            url = os.environ.get("DGENV_URL")
+            if url:
+                _default = connect(url, token=os.environ.get("DGENV_TOKEN") or None)
+            else:
+                from .server import serve
+
+                _default = serve()
+        return _default
+
+
+def resolve_client(client: ClientLike) -> Client:
+    """A :class:`Client` from a client, a URL, or None (:func:`default_server`)."""
+    if isinstance(client, Client):
+        return client
+    if isinstance(client, str):
+        return connect(client)
+    if client is None:
+        return default_server()
+    raise TypeError(f"client: want a dgenv.Client, a URL or None, got {type(client).__name__}")
+
+
+def require(module: str, extra: str):
+    """Import ``module`` or fail with the pip command that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{module} is needed for this adapter: pip install 'dgenv[{extra}]' ({e})"
+        ) from e

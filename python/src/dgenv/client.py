@@ -1,0 +1,542 @@
+"""HTTP client for the batch server: sessions, reset/step, records.
+
+One :class:`BatchEnv` owns one session and one keep-alive HTTP/1.1 connection.
+Bodies are msgpack; every tensor comes back as one blob that becomes a numpy
+array with ``np.frombuffer`` (no per-element work in Python).
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
+from urllib.parse import urlsplit
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+from . import _wire
+from .errors import DgenvError, ServerUnavailable, error_from_response
+
+__all__ = ["Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Section", "connect", "NUM_ACTIONS"]
+
+NUM_ACTIONS = 90  # card id = colour * 18 + value - 1, for every player count
+
+# Errors that mean the keep-alive connection went away before our request was
+# read (the server closed an idle connection): safe to reconnect and resend once.
+_STALE = (
+    http.client.RemoteDisconnected,
+    http.client.CannotSendRequest,
+    BrokenPipeError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One named block of the flat observation vector.
+
+    Attributes:
+        name: section name (``"hand"``, ``"current_trick"``...).
+        offset: index of its first element in the observation.
+        shape: its shape (the section is ``obs[..., offset:offset+size]`` in C order).
+        min: smallest value it takes.
+        max: largest value it takes.
+        doc: the server's description of its meaning.
+    """
+
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    min: int = 0
+    max: int = 1
+    doc: str = ""
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class ObsSpec:
+    """Observation layout: flat shape, wire dtype and named sections."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    sections: tuple[Section, ...]
+
+    @property
+    def size(self) -> int:
+        """Number of elements of one observation."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def section(self, name: str) -> Section:
+        """Return the section called ``name`` (KeyError if absent)."""
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise KeyError(f"no observation section {name!r}; have {[s.name for s in self.sections]}")
+
+    def low_high(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-element lower and upper bounds of the observation, as float64 vectors."""
+        lo = np.zeros(self.size, dtype=np.float64)
+        hi = np.ones(self.size, dtype=np.float64)
+        for s in self.sections:
+            lo[s.offset : s.offset + s.size] = s.min
+            hi[s.offset : s.offset + s.size] = s.max
+        return lo, hi
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a session is: sizes, seats, opponent, reward mode and observation layout."""
+
+    num_envs: int
+    players: int
+    num_actions: int
+    learner_seats: tuple[int, ...]
+    opponent: Optional[str]
+    reward: str
+    obs: ObsSpec
+    raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any]) -> "Spec":
+        """Build a Spec from the server's ``spec`` object."""
+        o = d["obs"]
+        sections = tuple(
+            Section(
+                name=str(s["name"]),
+                offset=int(s["offset"]),
+                shape=tuple(int(x) for x in s["shape"]),
+                min=int(s.get("min", 0) or 0),
+                max=int(s.get("max", 1) if s.get("max") is not None else 1),
+                doc=str(s.get("doc", "") or ""),
+            )
+            for s in o.get("sections", ())
+        )
+        players = int(d["players"])
+        seats = d.get("learner_seats") or list(range(players))
+        return cls(
+            num_envs=int(d["num_envs"]),
+            players=players,
+            num_actions=int(d.get("num_actions", NUM_ACTIONS)),
+            learner_seats=tuple(int(s) for s in seats),
+            opponent=(d.get("opponent") or None),
+            reward=str(d.get("reward", "points") or "points"),
+            obs=ObsSpec(
+                shape=tuple(int(x) for x in o["shape"]),
+                dtype=np.dtype(o.get("dtype", "<u1")),
+                sections=sections,
+            ),
+            raw=dict(d),
+        )
+
+
+class Batch(NamedTuple):
+    """One answer of reset or step: arrays over the N envs of a session.
+
+    Attributes:
+        obs: ``[N, D]`` observation of the seat to act (float32 by default, or the
+            wire dtype, see ``obs_dtype``).
+        mask: ``[N, 90]`` bool, True where the action is legal for that seat.
+        player: ``[N]`` int8, absolute seat to act.
+        rewards: ``[N, P]`` float32, reward of each seat (absolute order) in this step.
+        done: ``[N]`` bool, True where this step ended a game (the env already
+            carries the next game's first observation).
+        scores: ``[N, P]`` int32, final totals of the game that just ended (0 where not done).
+        episode: ``[N]`` int64, games finished in that env so far.
+
+    Arrays decoded straight from the wire are read-only views of the answer.
+    """
+
+    obs: np.ndarray
+    mask: np.ndarray
+    player: np.ndarray
+    rewards: np.ndarray
+    done: np.ndarray
+    scores: np.ndarray
+    episode: np.ndarray
+
+
+class _HTTP:
+    """One keep-alive HTTP/1.1 connection speaking msgpack to one server."""
+
+    def __init__(self, url: str, token: Optional[str], timeout: Optional[float]) -> None:
+        u = urlsplit(url if "://" in url else "http://" + url)
+        if u.scheme not in ("http", "https"):
+            raise ValueError(f"url {url!r}: want http:// or https://")
+        self.scheme = u.scheme
+        self.host = u.hostname or "127.0.0.1"
+        self.port = u.port or (443 if u.scheme == "https" else 80)
+        self.prefix = u.path.rstrip("/")
+        self.timeout = timeout
+        self.headers = {
+            "Content-Type": _wire.MSGPACK,
+            "Accept": _wire.MSGPACK,
+            "Connection": "keep-alive",
+        }
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        self._conn: Optional[http.client.HTTPConnection] = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            c = cls(self.host, self.port, timeout=self.timeout)
+            c.connect()
+            try:  # small requests must not wait for Nagle
+                c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+            self._conn = c
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        session_route: bool = False,
+    ) -> Any:
+        """Send one request; return the decoded body or raise the mapped ServerError."""
+        payload = None if body is None else _wire.pack(body)
+        for attempt in (0, 1):
+            try:
+                conn = self._connect()
+                conn.request(method, self.prefix + path, body=payload, headers=self.headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                break
+            except _STALE as e:
+                self.close()
+                if attempt:
+                    raise ServerUnavailable(f"{method} {path}: connection lost: {e}") from e
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                raise ServerUnavailable(
+                    f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                ) from e
+        if resp.will_close:
+            self.close()
+        ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+        decoded: Any = None
+        if data:
+            try:
+                if ctype == _wire.JSON or (ctype != _wire.MSGPACK and data[:1] in (b"{", b"[")):
+                    import json
+
+                    decoded = json.loads(data)
+                else:
+                    decoded = _wire.unpack(data)
+            except Exception:  # not the API (plain-text 404 of a proxy, etc.)
+                decoded = data.decode("utf-8", "replace")
+        if resp.status >= 400:
+            raise error_from_response(
+                resp.status,
+                decoded,
+                retry_after=resp.getheader("Retry-After"),
+                session_route=session_route,
+            )
+        return decoded
+
+
+class Client:
+    """A connection to a running batch server.
+
+    Use :func:`connect` (or :func:`dgenv.serve`) to get one. The client itself
+    keeps one connection for session management; every env made with
+    :meth:`make` opens its own keep-alive connection.
+    """
+
+    def __init__(self, url: str, token: Optional[str] = None, timeout: Optional[float] = 120.0) -> None:
+        self.url = url.rstrip("/") if "://" in url else "http://" + url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self._http = _HTTP(self.url, token, timeout)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    def _request(self, method: str, path: str, body: Any = None, *, session_route: bool = False) -> Any:
+        with self._lock:
+            return self._http.request(method, path, body, session_route=session_route)
+
+    def healthy(self) -> bool:
+        """True when GET /v1/healthz answers 2xx."""
+        try:
+            self._request("GET", "/v1/healthz")
+            return True
+        except DgenvError:
+            return False
+
+    def ready(self) -> bool:
+        """True when GET /v1/readyz answers 2xx (the server accepts sessions)."""
+        try:
+            self._request("GET", "/v1/readyz")
+            return True
+        except DgenvError:
+            return False
+
+    def make(
+        self,
+        players: int = 4,
+        num_envs: int = 1,
+        seed: Optional[int] = None,
+        learner_seats: Optional[Sequence[int]] = None,
+        opponent: Optional[str] = None,
+        reward: str = "points",
+        *,
+        deals: Optional[int] = None,
+        first_dealer: Optional[int] = None,
+        obs_dtype: Optional[DTypeLike] = np.float32,
+    ) -> "BatchEnv":
+        """Create a session of ``num_envs`` games and return its batch env.
+
+        Args:
+            players: seats per table, 3..6.
+            num_envs: games stepped at once (N).
+            seed: seed of the session's games (server default if None).
+            learner_seats: seats the caller plays; None means all seats (self-play).
+            opponent: bot for the other seats (``"random"``, ``"heuristic"``...);
+                required when ``learner_seats`` leaves seats over.
+            reward: ``"points"`` or ``"zero_sum"``.
+            deals: deals per game (server default: as many as players).
+            first_dealer: seat that deals first (server default 0).
+            obs_dtype: dtype observations are returned in (default float32);
+                None keeps the wire dtype (uint8), which is fastest.
+
+        Raises:
+            BadRequest: a parameter is out of range (the message names it).
+            LimitError: the server holds too many sessions.
+        """
+        game: dict[str, Any] = {"players": int(players)}
+        if deals is not None:
+            game["deals"] = int(deals)
+        if first_dealer is not None:
+            game["first_dealer"] = int(first_dealer)
+        body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward}
+        if seed is not None:
+            body["seed"] = int(seed)
+        if learner_seats is not None:
+            body["learner_seats"] = [int(s) for s in learner_seats]
+        if opponent is not None:
+            body["opponent"] = opponent
+        ans = self._request("POST", "/v1/sessions", body)
+        if not isinstance(ans, Mapping) or "session" not in ans or "spec" not in ans:
+            raise ServerUnavailable(f"POST /v1/sessions: unexpected answer {str(ans)[:200]}")
+        return BatchEnv(self, str(ans["session"]), Spec.from_wire(ans["spec"]), obs_dtype=obs_dtype)
+
+    def close(self) -> None:
+        """Close the management connection (envs keep their own)."""
+        with self._lock:
+            self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(url: str, token: Optional[str] = None, timeout: Optional[float] = 120.0) -> Client:
+    """Connect to a running server at ``url`` (e.g. ``"http://127.0.0.1:8080"``).
+
+    Args:
+        url: base URL of the server (``/v1`` routes are added).
+        token: bearer token, if the server requires one.
+        timeout: socket timeout in seconds for each request.
+
+    Raises:
+        ServerUnavailable: nothing answers at ``url``.
+    """
+    c = Client(url, token=token, timeout=timeout)
+    c._request("GET", "/v1/healthz")
+    return c
+
+
+ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
+
+
+class BatchEnv:
+    """N games of one session, stepped together.
+
+    Made by :meth:`Client.make`. ``reset`` and ``step`` return a :class:`Batch`;
+    the most recent one is kept as :attr:`last`. A step the server refuses
+    (e.g. :class:`~dgenv.errors.IllegalActionError`) changes nothing, so the
+    env stays usable. Not safe to share between threads (the server would
+    answer :class:`~dgenv.errors.BusyError`).
+    """
+
+    def __init__(self, client: Client, session: str, spec: Spec, *, obs_dtype: Optional[DTypeLike] = np.float32):
+        self.client = client
+        self.session = session
+        self.spec = spec
+        self.obs_dtype: Optional[np.dtype] = None if obs_dtype is None else np.dtype(obs_dtype)
+        self._http = _HTTP(client.url, client.token, client.timeout)
+        self._path = f"/v1/sessions/{session}"
+        self._closed = False
+        self._by_name = {s.name: s for s in spec.obs.sections}
+        self.last: Optional[Batch] = None
+
+    # -- sizes ---------------------------------------------------------------
+    @property
+    def num_envs(self) -> int:
+        """N, the number of games."""
+        return self.spec.num_envs
+
+    @property
+    def players(self) -> int:
+        """P, seats per table."""
+        return self.spec.players
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space (90)."""
+        return self.spec.num_actions
+
+    @property
+    def obs_size(self) -> int:
+        """D, elements of one observation."""
+        return self.spec.obs.size
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchEnv(session={self.session!r}, num_envs={self.num_envs}, players={self.players}, "
+            f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
+        )
+
+    # -- protocol ------------------------------------------------------------
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        if self._closed:
+            raise DgenvError("env is closed")
+        return self._http.request(method, self._path + path, body, session_route=True)
+
+    def _batch(self, ans: Mapping[str, Any]) -> Batch:
+        dec = _wire.decode_tensor
+        obs = dec(ans["obs"])
+        if self.obs_dtype is not None and obs.dtype != self.obs_dtype:
+            obs = obs.astype(self.obs_dtype)
+        mask = dec(ans["mask"])
+        if mask.dtype.itemsize == 1:
+            mask = mask.view(np.bool_)
+        else:
+            mask = mask != 0
+        done = dec(ans["done"])
+        done = done.view(np.bool_) if done.dtype.itemsize == 1 else done != 0
+        b = Batch(
+            obs=obs,
+            mask=mask,
+            player=dec(ans["player"]),
+            rewards=dec(ans["rewards"]),
+            done=done,
+            scores=dec(ans["scores"]),
+            episode=dec(ans["episode"]),
+        )
+        self.last = b
+        return b
+
+    def reset(self, seed: Optional[int] = None) -> Batch:
+        """Start a new game in every env.
+
+        Args:
+            seed: re-seed every env's streams from (seed, env index) and zero the
+                episode counters; None continues the current streams.
+        """
+        body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
+        return self._batch(self._call("POST", "/reset", body))
+
+    def step(self, actions: ActionsLike) -> Batch:
+        """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
+
+        With learner seats and an opponent, the server then plays the opponents
+        until a learner seat is to act; ``rewards`` sums over those plays. An env
+        whose game ends reports ``done`` and ``scores`` and already holds the
+        next game's first observation (same-step auto-reset).
+
+        Raises:
+            IllegalActionError: an action is not legal (``.env``, ``.action``,
+                ``.legal`` say which); nothing changed.
+            ValueError: ``actions`` does not have shape ``[N]``.
+        """
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            if a.size == self.num_envs:
+                a = a.reshape(self.num_envs)
+            else:
+                raise ValueError(f"actions shape {a.shape}, want ({self.num_envs},)")
+        if a.dtype.kind not in "iu":
+            if a.dtype.kind == "f" and np.all(np.mod(a, 1) == 0):
+                a = a.astype(np.int64)
+            else:
+                raise ValueError(f"actions dtype {a.dtype}: want integers")
+        # int16 halves the request; anything out of its range goes as is (the
+        # server refuses it) rather than wrapping into a legal-looking card.
+        if a.dtype != np.int16:
+            lo, hi = int(a.min()), int(a.max())
+            if -32768 <= lo and hi <= 32767:
+                a = a.astype(np.int16)
+            elif a.dtype.kind == "u" or a.dtype.itemsize > 8:
+                a = a.astype(np.int64) if hi <= np.iinfo(np.int64).max else np.full(a.shape, -1, np.int64)
+        return self._batch(self._call("POST", "/step", {"actions": _wire.encode_tensor(a)}))
+
+    def section(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """View of section ``name`` of observations ``obs`` (``[..., D]``).
+
+        Returns ``obs[..., offset:offset+size]`` reshaped to ``[..., *shape]``
+        (a view, no copy). ``env.section(batch.obs, "current_trick")`` is ``[N, P, 90]``.
+        """
+        s = self._by_name.get(name)
+        if s is None:
+            raise KeyError(f"no observation section {name!r}; have {list(self._by_name)}")
+        o = np.asarray(obs)
+        return o[..., s.offset : s.offset + s.size].reshape(o.shape[:-1] + s.shape)
+
+    def record(self, k: int) -> dict[str, Any]:
+        """Game records of env ``k``: ``{"finished": record or None, "current": record}``.
+
+        A record is ``{"game", "deals": [{"dealer", "hands", "plays", "scores"}], "totals"}``
+        (API.md, "Game records").
+        """
+        ans = self._call("GET", f"/envs/{int(k)}/record")
+        return dict(ans)
+
+    def close(self) -> None:
+        """End the session on the server (DELETE) and close the connection. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self._http.request("DELETE", self._path, None, session_route=True)
+        except DgenvError:
+            pass  # already gone or server stopped: nothing left to free
+        finally:
+            self._closed = True
+            self._http.close()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def __enter__(self) -> "BatchEnv":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._http.close()
+        except Exception:
+            pass

@@ -1,0 +1,330 @@
+"""Start the Go batch server from Python: ``dgenv.serve()``.
+
+The binary is found in this order: the ``binary`` argument, the environment
+variable ``DGENV_SERVER``, the repository's ``bin/dgserver`` (built with
+``go build`` when missing or older than the Go sources), then ``dgserver`` on
+PATH. It is started on a free loopback port (``--addr 127.0.0.1:0``), the
+address it prints is parsed, and :func:`serve` returns once ``/v1/readyz``
+answers. Leaving the ``with`` block (or :meth:`LocalServer.stop`, or the
+interpreter's exit) stops it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from pathlib import Path
+from typing import Mapping, Optional, Sequence, Union
+
+from .client import Client
+from .errors import ServerStartError
+
+__all__ = ["serve", "LocalServer", "find_server", "find_repo"]
+
+MODULE = "github.com/davidgoliath/dgenv"
+ENV_VAR = "DGENV_SERVER"
+
+# "listening on http://127.0.0.1:41234" (or any line naming a URL / host:port).
+_ADDR_RE = re.compile(r"(https?://[^\s\"']+)|\b((?:\d{1,3}\.){3}\d{1,3}:\d+|\[[0-9a-fA-F:]+\]:\d+)\b")
+_LISTEN_HINT = re.compile(r"listen|serving|addr", re.IGNORECASE)
+
+
+def find_repo(start: Optional[Union[str, Path]] = None) -> Optional[Path]:
+    """Return the root of the Go repository (its go.mod names the dgenv module).
+
+    Searched upwards from ``start`` (default: the current directory), then from
+    this package's own directory (an editable install lives inside the repo).
+    """
+    starts = [Path(start)] if start is not None else [Path.cwd(), Path(__file__).resolve().parent]
+    for s in starts:
+        for d in [s.resolve(), *s.resolve().parents]:
+            gm = d / "go.mod"
+            if gm.is_file():
+                try:
+                    first = gm.read_text().splitlines()[0]
+                except (OSError, IndexError):
+                    continue
+                if first.strip() == f"module {MODULE}":
+                    return d
+    return None
+
+
+def _newest_source(repo: Path) -> float:
+    newest = 0.0
+    for sub in ("cmd", "server", "env", "obs", "configs"):
+        root = repo / sub
+        if not root.is_dir():
+            continue
+        for dirpath, _dirs, files in os.walk(root):
+            for f in files:
+                if f.endswith((".go", ".yaml", ".yml")) and not f.endswith("_test.go"):
+                    try:
+                        newest = max(newest, os.stat(os.path.join(dirpath, f)).st_mtime)
+                    except OSError:
+                        pass
+    for f in ("go.mod", "go.sum"):
+        try:
+            newest = max(newest, os.stat(repo / f).st_mtime)
+        except OSError:
+            pass
+    return newest
+
+
+def _build(repo: Path, out: Path) -> None:
+    go = shutil.which("go")
+    if go is None:
+        raise ServerStartError(f"{out} is missing or stale and `go` is not on PATH to build it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    proc = subprocess.run(
+        [go, "build", "-o", str(tmp), "./cmd/dgserver"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise ServerStartError(f"go build ./cmd/dgserver failed:\n{proc.stdout}")
+    os.replace(tmp, out)  # atomic: a concurrent serve() never runs half a binary
+
+
+def find_server(binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto") -> Path:
+    """Return the path of the server binary, building it if needed.
+
+    Args:
+        binary: explicit path; wins over everything else.
+        build: ``"auto"`` builds the repository's ``bin/dgserver`` when it is
+            missing or older than the Go sources; True always rebuilds; False never builds.
+
+    Raises:
+        ServerStartError: nothing found and nothing could be built.
+    """
+    if binary is not None:
+        p = Path(binary)
+        if not p.is_file():
+            raise ServerStartError(f"server binary {p} does not exist")
+        return p
+    env = os.environ.get(ENV_VAR)
+    if env:
+        p = Path(env)
+        if not p.is_file():
+            raise ServerStartError(f"${ENV_VAR}={env} does not exist")
+        return p
+    repo = find_repo()
+    if repo is not None and (repo / "cmd" / "dgserver").is_dir():
+        out = repo / "bin" / "dgserver"
+        stale = not out.is_file() or (build == "auto" and _newest_source(repo) > out.stat().st_mtime)
+        if build is True or (build and stale):
+            _build(repo, out)
+        if out.is_file():
+            return out
+    found = shutil.which("dgserver")
+    if found:
+        return Path(found)
+    raise ServerStartError(
+        "no dgserver: set $DGENV_SERVER, put dgserver on PATH, or run inside the repository with Go installed"
+    )
+
+
+def _pdeathsig() -> None:  # pragma: no cover - runs in the child
+    """Ask Linux to SIGTERM the server if the Python process dies without cleanup."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+_LIVE: "weakref.WeakSet[LocalServer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for s in list(_LIVE):
+        s.stop()
+
+
+class LocalServer(Client):
+    """A server process started by :func:`serve`, and a :class:`Client` for it.
+
+    Use it as a context manager, or call :meth:`stop`. ``make`` and the other
+    client methods work directly on it.
+
+    Attributes:
+        process: the server's ``subprocess.Popen``.
+        binary: path of the binary that runs.
+        log: the server's last output lines.
+    """
+
+    def __init__(self, url: str, process: subprocess.Popen, binary: Path, log: deque, token: Optional[str]):
+        super().__init__(url, token=token)
+        self.process = process
+        self.binary = binary
+        self.log = log
+        _LIVE.add(self)
+
+    @property
+    def pid(self) -> int:
+        """Process id of the server."""
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        """True while the server process is alive."""
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout`` seconds) and reap it."""
+        _LIVE.discard(self)
+        try:
+            self.close()
+        except Exception:
+            pass
+        p = self.process
+        if p.poll() is None:
+            try:
+                p.terminate()
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            except ProcessLookupError:
+                pass
+        if p.stdout is not None:
+            try:
+                p.stdout.close()
+            except Exception:
+                pass
+
+    def __enter__(self) -> "LocalServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exited {self.process.returncode}"
+        return f"LocalServer({self.url!r}, pid={self.process.pid}, {state})"
+
+
+def serve(
+    binary: Optional[Union[str, Path]] = None,
+    *,
+    args: Sequence[str] = (),
+    env: Optional[Mapping[str, str]] = None,
+    host: str = "127.0.0.1",
+    token: Optional[str] = None,
+    build: Union[bool, str] = "auto",
+    timeout: float = 120.0,
+    quiet: bool = True,
+) -> LocalServer:
+    """Start a server on a free loopback port and return a client for it.
+
+    ``with dgenv.serve() as srv: env = srv.make(num_envs=64)`` needs no second
+    terminal; the server stops when the block ends.
+
+    Args:
+        binary: server binary to run (see :func:`find_server` for the search order).
+        args: extra command-line arguments for the server (e.g. ``["--config", path]``).
+        env: extra environment variables for the server; its configuration keys
+            read ``DGSERVER_*`` variables (``{"DGSERVER_LIMITS_MAX_SESSIONS": "8"}``).
+        host: loopback address to listen on.
+        token: bearer token: the server requires it (``DGSERVER_AUTH_TOKEN``) and
+            the returned client sends it.
+        build: see :func:`find_server`.
+        timeout: seconds to wait for the address line and for readiness.
+        quiet: if False, the server's output is echoed to stderr.
+
+    Raises:
+        ServerStartError: no binary, or the server exited or did not become ready.
+    """
+    exe = find_server(binary, build=build)
+    cmd = [str(exe), "--addr", f"{host}:0", *args]
+    child_env = dict(os.environ)
+    if token is not None:
+        child_env["DGSERVER_AUTH_TOKEN"] = token
+    child_env.update(env or {})
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            env=child_env,
+            preexec_fn=_pdeathsig if sys.platform.startswith("linux") else None,
+        )
+    except OSError as e:
+        raise ServerStartError(f"cannot start {exe}: {e}") from e
+
+    log: deque[str] = deque(maxlen=200)
+    found: list[str] = []
+    got = threading.Event()
+
+    def pump() -> None:
+        # Reads every line for the server's whole life so its pipe never fills.
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                log.append(line.rstrip("\n"))
+                if not quiet:
+                    sys.stderr.write(line)
+                if not found:
+                    addr = _parse_addr(line)
+                    if addr:
+                        found.append(addr)
+                        got.set()
+        except (ValueError, OSError):
+            pass
+        got.set()
+
+    threading.Thread(target=pump, name=f"dgserver-{proc.pid}-log", daemon=True).start()
+
+    def fail(why: str) -> ServerStartError:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        tail = "\n".join(list(log)[-20:])
+        return ServerStartError(f"{' '.join(cmd)}: {why}\n--- server output ---\n{tail}")
+
+    deadline = time.monotonic() + timeout
+    if not got.wait(timeout) or not found:
+        raise fail("exited before printing its address" if proc.poll() is not None else "printed no address")
+    url = found[0]
+    srv = LocalServer(url, proc, exe, log, token)
+    while True:
+        if proc.poll() is not None:
+            srv.stop()
+            raise fail(f"exited with status {proc.returncode}")
+        if srv.ready():
+            return srv
+        if time.monotonic() > deadline:
+            srv.stop()
+            raise fail(f"not ready at {url}/v1/readyz after {timeout:.0f}s")
+        time.sleep(0.05)
+
+
+def _parse_addr(line: str) -> Optional[str]:
+    """The base URL in a line like ``listening on http://127.0.0.1:41234``."""
+    m = _ADDR_RE.search(line)
+    if not m:
+        return None
+    if m.group(1):
+        url = m.group(1).rstrip("/.,;)")
+        return None if url.endswith(":0") else url
+    if not _LISTEN_HINT.search(line) or m.group(2).endswith(":0"):
+        return None
+    return "http://" + m.group(2)

@@ -1,0 +1,47 @@
+"""Fixtures: one real server for the whole run, started with dgenv.serve().
+
+The server binary is the repository's bin/dgserver (the Makefile builds it;
+serve() rebuilds it when missing or stale), or $DGENV_SERVER.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+import dgenv
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[dgenv.LocalServer]:
+    """A server on a free loopback port, stopped after the last test."""
+    with dgenv.serve(timeout=120) as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server: dgenv.LocalServer) -> dgenv.Client:
+    """A client of the shared server."""
+    return server
+
+
+@pytest.fixture
+def make(server: dgenv.LocalServer):
+    """``make(**kw)`` like Client.make; every env made is closed after the test."""
+    made: list[dgenv.BatchEnv] = []
+
+    def _make(**kw) -> dgenv.BatchEnv:
+        e = server.make(**kw)
+        made.append(e)
+        return e
+
+    yield _make
+    for e in made:
+        e.close()
+
+
+def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` ([N, 90] bool), vectorised."""
+    return np.argmax(rng.random(mask.shape) * mask, axis=1)

@@ -1,0 +1,80 @@
+"""dgenv.serve(): start, readiness, configuration, and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+import dgenv
+from dgenv.server import _parse_addr, find_server
+
+
+def _refused(url: str) -> bool:
+    u = urlsplit(url)
+    try:
+        socket.create_connection((u.hostname, u.port), timeout=2).close()
+        return False
+    except OSError:
+        return True
+
+
+def test_served_server_is_gone_after_the_with_block() -> None:
+    with dgenv.serve() as srv:
+        pid, url = srv.pid, srv.url
+        assert srv.running and srv.ready()
+        env = srv.make(num_envs=2, seed=1)
+        env.reset()
+    assert not srv.running
+    assert srv.process.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped, not a zombie
+    assert _refused(url)
+
+
+def test_stop_is_idempotent() -> None:
+    srv = dgenv.serve()
+    srv.stop()
+    srv.stop()
+    assert not srv.running
+
+
+def test_token_is_required_and_sent() -> None:
+    with dgenv.serve(token="s3cret") as srv:
+        env = srv.make(num_envs=1)  # the client sends the token
+        env.reset()
+        env.close()
+        anon = dgenv.connect(srv.url)  # health needs no token
+        with pytest.raises(dgenv.Unauthorized) as ei:
+            anon.make(num_envs=1)
+        assert ei.value.status == 401
+        anon.close()
+
+
+def test_session_limit_is_a_limit_error_with_retry_after() -> None:
+    with dgenv.serve(env={"DGSERVER_LIMITS_MAX_SESSIONS": "1"}) as srv:
+        keep = srv.make(num_envs=1)
+        with pytest.raises(dgenv.LimitError) as ei:
+            srv.make(num_envs=1)
+        assert ei.value.status == 429 and ei.value.retry_after is not None and ei.value.retry_after > 0
+        keep.close()
+        srv.make(num_envs=1).close()  # the slot is free again
+
+
+def test_bad_configuration_is_a_start_error() -> None:
+    with pytest.raises(dgenv.ServerStartError):
+        dgenv.serve(env={"DGSERVER_LIMITS_MAX_SESSIONS": "-5"}, timeout=30)
+
+
+def test_missing_binary_is_a_start_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DGENV_SERVER", "/nonexistent/dgserver")
+    with pytest.raises(dgenv.ServerStartError):
+        find_server()
+
+
+def test_address_line_is_parsed() -> None:
+    assert _parse_addr("listening on http://127.0.0.1:41234\n") == "http://127.0.0.1:41234"
+    assert _parse_addr("listening on 127.0.0.1:5") == "http://127.0.0.1:5"
+    assert _parse_addr('time=... level=INFO msg="starting"') is None
