@@ -24,6 +24,7 @@ var (
 	bots   = map[string]BotFactory{
 		"random":    func() Bot { return RandomBot{} },
 		"heuristic": func() Bot { return HeuristicBot{} },
+		"search":    func() Bot { return SearchBot{} },
 	}
 )
 
