@@ -92,6 +92,10 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 	if n, err := fmt.Sscanf(lines[2], "rng %x %x %x %x", &rng.s[0], &rng.s[1], &rng.s[2], &rng.s[3]); n != 4 || err != nil {
 		return nil, bad(3, "want \"rng\" and four hex words")
 	}
+	if rng.s == [4]uint64{} {
+		// xoshiro's all-zero state only ever yields 0: the next shuffle would never end.
+		return nil, bad(3, "rng state is all zero")
+	}
 	rest := lines[3:]
 	var pending []Hands
 	for len(rest) > 0 && strings.HasPrefix(rest[len(rest)-1], "pending") {
