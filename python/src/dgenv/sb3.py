@@ -82,6 +82,7 @@ class VecEnv(_SB3VecEnv):
         lo, hi = self.env.spec.obs.low_high()
         dt = np.dtype(obs_dtype)
         obs_space = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(self.env.obs_size,), dtype=dt)
+        self.render_mode = None
         super().__init__(self.env.num_envs, obs_space, spaces.Discrete(self.env.num_actions))
         self._mask = np.zeros((self.num_envs, self.env.num_actions), dtype=bool)
         self._actions: Optional[np.ndarray] = None
