@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strconv"
@@ -12,3 +13,5 @@ func binaryRead(r io.Reader, v any) error { return binary.Read(r, binary.LittleE
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+func errors_As(err error, target any) bool { return errors.As(err, target) }
