@@ -73,6 +73,9 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 		if bots[i], err = NewBot(name); err != nil {
 			return nil, err
 		}
+		if err := checkBot(name, bots[i], g); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Games < 1 {
 		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)

@@ -16,6 +16,23 @@ type Bot interface {
 	Act(s *State, rng *RNG) Action
 }
 
+// GameChecker is implemented by bots that can play only some games (a
+// trained policy knows one observation layout). NewVecEnv and PlayMatch
+// refuse a game such a bot rejects.
+type GameChecker interface {
+	CheckGame(g *Game) error
+}
+
+// checkBot asks a bot whether it can play g.
+func checkBot(name string, b Bot, g *Game) error {
+	if c, ok := b.(GameChecker); ok {
+		if err := c.CheckGame(g); err != nil {
+			return fmt.Errorf("opponent %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // BotFactory makes a bot.
 type BotFactory func() Bot
 

@@ -133,6 +133,9 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 		if v.bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
+		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
 		return nil, fmt.Errorf("reward mode %d unknown", cfg.Reward)

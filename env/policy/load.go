@@ -1,0 +1,84 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/davidgoliath/dgenv/env"
+)
+
+// NamePattern is the allow-list for policy names: the file <name>.onnx is
+// served as "policy:<name>".
+var NamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// MaxModelBytes bounds one model file.
+const MaxModelBytes = 256 << 20
+
+// LoadFS loads every <name>.onnx at the top of fsys (pass an os.Root's FS
+// so that no path, link included, can leave the directory). pins maps names
+// to hex SHA-256 digests: a pinned file must match, and a pin without its
+// file is an error. A file name outside NamePattern, an unreadable or
+// invalid model, is an error naming the file: nothing is loaded half.
+func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("policies: %w", err)
+	}
+	out := map[string]*Policy{}
+	for _, e := range entries {
+		file := e.Name()
+		name, ok := strings.CutSuffix(file, ".onnx")
+		if !ok || e.IsDir() {
+			continue
+		}
+		if !NamePattern.MatchString(name) {
+			return nil, fmt.Errorf("policies: file %q: name must match %s", file, NamePattern)
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("policies: %s: %w", file, err)
+		}
+		if info.Size() > MaxModelBytes {
+			return nil, fmt.Errorf("policies: %s: %d bytes, at most %d", file, info.Size(), MaxModelBytes)
+		}
+		data, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, fmt.Errorf("policies: %s: %w", file, err)
+		}
+		if pin, ok := pins[name]; ok {
+			sum := sha256.Sum256(data)
+			if !strings.EqualFold(hex.EncodeToString(sum[:]), pin) {
+				return nil, fmt.Errorf("policies: %s: SHA-256 %x does not match the pinned %s", file, sum, pin)
+			}
+		}
+		p, err := Parse(name, data)
+		if err != nil {
+			return nil, fmt.Errorf("policies: %s: %w", file, err)
+		}
+		out[name] = p
+	}
+	var missing []string
+	for name := range pins {
+		if out[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("policies: pinned but not found: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// Register makes each policy available as the bot "policy:<name>"
+// (greedy), for sessions' opponents and matches.
+func Register(ps map[string]*Policy) {
+	for name, p := range ps {
+		env.RegisterBot("policy:"+name, func() env.Bot { return Bot{Policy: p, Greedy: true} })
+	}
+}

@@ -1,0 +1,498 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/obs"
+)
+
+// Format is the metadata "dgenv.format" this package reads.
+const Format = "policy-v1"
+
+// SectionRef is one observation section as the policy expects it.
+type SectionRef struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Shape  []int  `json:"shape"`
+}
+
+// Meta is what the model file says about itself.
+type Meta struct {
+	Format      string       `json:"format"`
+	Game        env.Params   `json:"game"`
+	Layout      []SectionRef `json:"obs_layout"`
+	ObsSize     int          `json:"obs_size"`
+	NumActions  int          `json:"num_actions"`
+	Description string       `json:"description,omitempty"`
+}
+
+// step is one compiled node: out = f(in, constants).
+type step struct {
+	op   string
+	in   int // value slot of the data input
+	in2  int // second data input for Add/Mul of two data values, or -1
+	out  int
+	w    []float32 // MatMul/Gemm weight as [K, N] row-major (already transposed, alpha applied)
+	k, n int
+	bias []float32 // length n (Gemm C times beta, or Add/Mul constant), or nil
+	// For Add/Mul with a constant: c has length 1 or n.
+	c []float32
+}
+
+// Policy is a loaded, validated model. It is safe for concurrent use.
+type Policy struct {
+	name    string
+	meta    Meta
+	steps   []step
+	widths  []int // per value slot, the row width
+	offs    []int // per value slot, its offset in the scratch buffer
+	outSlot int
+	scratch sync.Pool // *[]float32 buffers for single-row inference
+}
+
+// Name is the name the policy was loaded under.
+func (p *Policy) Name() string { return p.name }
+
+// Meta returns the model's metadata.
+func (p *Policy) Meta() Meta { return p.meta }
+
+// Parse reads and validates an ONNX model in the dgenv policy v1 format.
+func Parse(name string, data []byte) (*Policy, error) {
+	m, err := parseModel(data)
+	if err != nil {
+		return nil, err
+	}
+	p := &Policy{name: name}
+	if err := p.readMeta(m.meta); err != nil {
+		return nil, err
+	}
+	if err := p.compile(m); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Policy) readMeta(md map[string]string) error {
+	get := func(k string) (string, error) {
+		v, ok := md[k]
+		if !ok {
+			return "", bad("metadata %q missing (not a dgenv policy export?)", k)
+		}
+		return v, nil
+	}
+	f, err := get("dgenv.format")
+	if err != nil {
+		return err
+	}
+	if f != Format {
+		return bad("metadata dgenv.format = %q, want %q", f, Format)
+	}
+	p.meta.Format = f
+	g, err := get("dgenv.game")
+	if err != nil {
+		return err
+	}
+	var params map[string]any
+	if err := json.Unmarshal([]byte(g), &params); err != nil {
+		return bad("metadata dgenv.game: %v", err)
+	}
+	if p.meta.Game, err = env.ParseParams(params); err != nil {
+		return bad("metadata dgenv.game: %v", err)
+	}
+	l, err := get("dgenv.obs_layout")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(l), &p.meta.Layout); err != nil {
+		return bad("metadata dgenv.obs_layout: %v", err)
+	}
+	for _, kv := range []struct {
+		key string
+		dst *int
+	}{{"dgenv.obs_size", &p.meta.ObsSize}, {"dgenv.num_actions", &p.meta.NumActions}} {
+		s, err := get(kv.key)
+		if err != nil {
+			return err
+		}
+		if *kv.dst, err = strconv.Atoi(s); err != nil {
+			return bad("metadata %s = %q: not an integer", kv.key, s)
+		}
+	}
+	if p.meta.NumActions != env.NumActions {
+		return bad("metadata dgenv.num_actions = %d, want %d", p.meta.NumActions, env.NumActions)
+	}
+	p.meta.Description = md["dgenv.description"]
+	// The layout must be the engine's own for that player count.
+	want := obs.NewLayout(p.meta.Game.Players)
+	if err := sameLayout(p.meta.Layout, p.meta.ObsSize, want); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sameLayout checks a policy's layout against the engine's.
+func sameLayout(got []SectionRef, size int, want obs.Layout) error {
+	if size != want.Size {
+		return bad("observation size %d, the engine's %d-player layout has %d", size, want.Players, want.Size)
+	}
+	if len(got) != len(want.Sections) {
+		return bad("observation layout has %d sections, the engine's has %d", len(got), len(want.Sections))
+	}
+	for i, s := range want.Sections {
+		g := got[i]
+		if g.Name != s.Name || g.Offset != s.Offset || !slices.Equal(g.Shape, s.Shape) {
+			return bad("observation section %d is %s@%d%v, the engine's is %s@%d%v", i, g.Name, g.Offset, g.Shape, s.Name, s.Offset, s.Shape)
+		}
+	}
+	return nil
+}
+
+// CheckGame refuses a game whose observation layout the policy was not
+// trained for (another player count). Deals and dealer may differ.
+func (p *Policy) CheckGame(g *env.Game) error {
+	if err := sameLayout(p.meta.Layout, p.meta.ObsSize, g.ObservationLayout()); err != nil {
+		return fmt.Errorf("policy %q: %w", p.name, err)
+	}
+	return nil
+}
+
+// compile turns the graph into a straight sequence of steps over value
+// slots, checking every op, shape and name on the way.
+func (p *Policy) compile(m *rawModel) error {
+	d := p.meta.ObsSize
+	var dataIn []valueInfo
+	for _, in := range m.inputs {
+		if _, isInit := m.inits[in.name]; !isInit {
+			dataIn = append(dataIn, in)
+		}
+	}
+	if len(dataIn) != 1 || dataIn[0].name != "obs" {
+		return bad("want exactly one graph input named \"obs\", have %d", len(dataIn))
+	}
+	if dims := dataIn[0].dims; len(dims) != 2 || dims[1] != int64(d) {
+		return bad("input obs has shape %v, want [batch, %d]", dims, d)
+	}
+	if len(m.outputs) != 1 || m.outputs[0].name != "logits" {
+		return bad("want exactly one graph output named \"logits\"")
+	}
+	slots := map[string]int{"obs": 0}
+	p.widths = []int{d}
+	newSlot := func(name string, width int) (int, error) {
+		if _, dup := slots[name]; dup {
+			return 0, bad("value %q is produced twice", name)
+		}
+		slots[name] = len(p.widths)
+		p.widths = append(p.widths, width)
+		return len(p.widths) - 1, nil
+	}
+	for i, n := range m.nodes {
+		if n.domain != "" && n.domain != "ai.onnx" {
+			return bad("node %d: operator domain %q is not supported", i, n.domain)
+		}
+		if len(n.outputs) != 1 {
+			return bad("node %d (%s): want one output", i, n.op)
+		}
+		dataInput := func(j int) (int, error) {
+			if j >= len(n.inputs) {
+				return 0, bad("node %d (%s): missing input %d", i, n.op, j)
+			}
+			s, ok := slots[n.inputs[j]]
+			if !ok {
+				return 0, bad("node %d (%s): input %q is not computed before it (or is a constant where data is expected)", i, n.op, n.inputs[j])
+			}
+			return s, nil
+		}
+		in, err := dataInput(0)
+		if err != nil {
+			return err
+		}
+		w := p.widths[in]
+		st := step{op: n.op, in: in, in2: -1}
+		switch n.op {
+		case "Relu", "Tanh", "Identity":
+			st.n = w
+		case "MatMul", "Gemm":
+			if len(n.inputs) < 2 {
+				return bad("node %d (%s): missing weight", i, n.op)
+			}
+			wt, ok := m.inits[n.inputs[1]]
+			if !ok || len(wt.dims) != 2 {
+				return bad("node %d (%s): weight %q must be a 2-D constant", i, n.op, n.inputs[1])
+			}
+			k, nn := int(wt.dims[0]), int(wt.dims[1])
+			alpha, beta := float32(1), float32(1)
+			if n.op == "Gemm" {
+				if n.ints["transA"] != 0 {
+					return bad("node %d (Gemm): transA is not supported", i)
+				}
+				if v, ok := n.floats["alpha"]; ok {
+					alpha = v
+				}
+				if v, ok := n.floats["beta"]; ok {
+					beta = v
+				}
+				if n.ints["transB"] != 0 {
+					k, nn = nn, k
+				}
+			}
+			if k != w {
+				return bad("node %d (%s): weight %v does not fit an input of width %d", i, n.op, wt.dims, w)
+			}
+			st.k, st.n = k, nn
+			st.w = make([]float32, k*nn)
+			for r := range k {
+				for c := range nn {
+					v := wt.data[r*nn+c]
+					if n.op == "Gemm" && n.ints["transB"] != 0 {
+						v = wt.data[c*k+r]
+					}
+					st.w[r*nn+c] = alpha * v
+				}
+			}
+			if n.op == "Gemm" && len(n.inputs) > 2 && n.inputs[2] != "" {
+				bt, ok := m.inits[n.inputs[2]]
+				if !ok {
+					return bad("node %d (Gemm): bias %q must be a constant", i, n.inputs[2])
+				}
+				b, err := rowVector(bt, nn)
+				if err != nil {
+					return bad("node %d (Gemm): bias: %v", i, err)
+				}
+				st.bias = make([]float32, nn)
+				for j := range nn {
+					st.bias[j] = beta * b[j]
+				}
+			}
+		case "Add", "Mul":
+			if len(n.inputs) != 2 {
+				return bad("node %d (%s): want two inputs", i, n.op)
+			}
+			st.n = w
+			if ct, ok := m.inits[n.inputs[1]]; ok {
+				c, err := rowVector(ct, w)
+				if err != nil {
+					return bad("node %d (%s): constant: %v", i, n.op, err)
+				}
+				st.c = c
+			} else {
+				in2, err := dataInput(1)
+				if err != nil {
+					return err
+				}
+				if p.widths[in2] != w {
+					return bad("node %d (%s): widths %d and %d differ", i, n.op, w, p.widths[in2])
+				}
+				st.in2 = in2
+			}
+		default:
+			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity)", i, n.op)
+		}
+		if st.out, err = newSlot(n.outputs[0], st.n); err != nil {
+			return err
+		}
+		p.steps = append(p.steps, st)
+	}
+	out, ok := slots["logits"]
+	if !ok {
+		return bad("no node produces \"logits\"")
+	}
+	if p.widths[out] != env.NumActions {
+		return bad("logits have width %d, want %d", p.widths[out], env.NumActions)
+	}
+	p.outSlot = out
+	off := 0
+	for _, w := range p.widths {
+		p.offs = append(p.offs, off)
+		off += w
+	}
+	return nil
+}
+
+// rowVector accepts a constant of n values (shape [n] or [1, n]) or a scalar.
+func rowVector(t rawTensor, n int) ([]float32, error) {
+	switch {
+	case len(t.data) == n:
+		return t.data, nil
+	case len(t.data) == 1:
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = t.data[0]
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("shape %v does not broadcast to width %d", t.dims, n)
+}
+
+// Logits runs the network on batch observations (uint8, [batch, D]) and
+// writes [batch, 90] logits to out.
+func (p *Policy) Logits(obsU8 []uint8, batch int, out []float32) error {
+	d := p.meta.ObsSize
+	if len(obsU8) != batch*d {
+		return fmt.Errorf("policy %q: %d observation values for batch %d of width %d", p.name, len(obsU8), batch, d)
+	}
+	if len(out) != batch*env.NumActions {
+		return fmt.Errorf("policy %q: output has %d values, want %d", p.name, len(out), batch*env.NumActions)
+	}
+	bufp := p.getScratch()
+	defer p.scratch.Put(bufp)
+	for b := range batch {
+		p.forward(obsU8[b*d:(b+1)*d], out[b*env.NumActions:(b+1)*env.NumActions], *bufp)
+	}
+	return nil
+}
+
+func (p *Policy) getScratch() *[]float32 {
+	if v := p.scratch.Get(); v != nil {
+		return v.(*[]float32)
+	}
+	total := 0
+	for _, w := range p.widths {
+		total += w
+	}
+	buf := make([]float32, total)
+	return &buf
+}
+
+// forward evaluates one observation row. scratch holds every value slot.
+func (p *Policy) forward(x []uint8, out []float32, scratch []float32) {
+	slot := func(i int) []float32 { return scratch[p.offs[i] : p.offs[i]+p.widths[i]] }
+	in0 := slot(0)
+	for i, v := range x {
+		in0[i] = float32(v)
+	}
+	for i := range p.steps {
+		st := &p.steps[i]
+		src, dst := slot(st.in), slot(st.out)
+		switch st.op {
+		case "Relu":
+			for j, v := range src {
+				dst[j] = max(v, 0)
+			}
+		case "Tanh":
+			for j, v := range src {
+				dst[j] = float32(math.Tanh(float64(v)))
+			}
+		case "Identity":
+			copy(dst, src)
+		case "MatMul", "Gemm":
+			if st.bias != nil {
+				copy(dst, st.bias)
+			} else {
+				clear(dst)
+			}
+			for r, a := range src {
+				if a == 0 {
+					continue
+				}
+				row := st.w[r*st.n : (r+1)*st.n]
+				for j, wv := range row {
+					dst[j] += a * wv
+				}
+			}
+		case "Add", "Mul":
+			other := st.c
+			if st.in2 >= 0 {
+				other = slot(st.in2)
+			}
+			if st.op == "Add" {
+				for j, v := range src {
+					dst[j] = v + other[j]
+				}
+			} else {
+				for j, v := range src {
+					dst[j] = v * other[j]
+				}
+			}
+		}
+	}
+	copy(out, slot(p.outSlot))
+}
+
+// Choose picks an action from one row of logits and a 0/1 mask: the legal
+// action with the highest logit when greedy (lowest id on ties), otherwise
+// a sample from the softmax over legal actions at the given temperature.
+// It returns -1 when nothing is legal.
+func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rng *env.RNG) int {
+	best, bestA := float32(math.Inf(-1)), -1
+	for a, m := range mask[:env.NumActions] {
+		if m != 0 && (bestA < 0 || logits[a] > best) {
+			best, bestA = logits[a], a
+		}
+	}
+	if greedy || bestA < 0 {
+		return bestA
+	}
+	if temperature <= 0 {
+		temperature = 1
+	}
+	var probs [env.NumActions]float64
+	sum := 0.0
+	for a, m := range mask[:env.NumActions] {
+		if m != 0 {
+			probs[a] = math.Exp(float64(logits[a]-best) / temperature)
+			sum += probs[a]
+		}
+	}
+	u := rng.Float64() * sum
+	last := bestA
+	for a, pr := range probs {
+		if pr == 0 {
+			continue
+		}
+		if u < pr {
+			return a
+		}
+		u -= pr
+		last = a
+	}
+	return last
+}
+
+// Bot plays a policy as an env.Bot.
+type Bot struct {
+	Policy *Policy
+	// Greedy picks the best legal action; otherwise actions are sampled
+	// from the masked softmax at Temperature (0 means 1).
+	Greedy      bool
+	Temperature float64
+}
+
+type botScratch struct {
+	obs    []uint8
+	mask   [env.NumActions]uint8
+	logits [env.NumActions]float32
+	vals   []float32
+}
+
+var botPool sync.Pool
+
+// CheckGame implements env.GameChecker: a policy plays only the player
+// count it was trained for.
+func (b Bot) CheckGame(g *env.Game) error { return b.Policy.CheckGame(g) }
+
+// Act implements env.Bot: it encodes the acting seat's observation, runs
+// the network and chooses among the legal actions.
+func (b Bot) Act(s *env.State, rng *env.RNG) env.Action {
+	p := b.Policy
+	sc, _ := botPool.Get().(*botScratch)
+	if sc == nil {
+		sc = &botScratch{}
+	}
+	defer botPool.Put(sc)
+	if cap(sc.obs) < p.meta.ObsSize {
+		sc.obs = make([]uint8, p.meta.ObsSize)
+	}
+	sc.obs = sc.obs[:p.meta.ObsSize]
+	s.WriteObservation(sc.obs, s.CurrentPlayer())
+	s.WriteMask(sc.mask[:])
+	bufp := p.getScratch()
+	p.forward(sc.obs, sc.logits[:], *bufp)
+	p.scratch.Put(bufp)
+	return Choose(sc.logits[:], sc.mask[:], b.Greedy, b.Temperature, rng)
+}

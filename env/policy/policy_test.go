@@ -1,0 +1,208 @@
+package policy_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
+)
+
+func readParity(tb testing.TB) ([]byte, [][]uint8, [][]float32) {
+	tb.Helper()
+	model, err := os.ReadFile("testdata/parity.onnx")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/parity.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var want struct {
+		Obs    [][]uint8   `json:"obs"`
+		Logits [][]float32 `json:"logits"`
+	}
+	if err := json.Unmarshal(raw, &want); err != nil {
+		tb.Fatal(err)
+	}
+	return model, want.Obs, want.Logits
+}
+
+// The Go interpreter must give the logits numpy computes for the same
+// model (written by testdata/make_parity.py with the onnx package).
+func TestLogitsMatchNumpyReference(t *testing.T) {
+	model, obsRows, want := readParity(t)
+	p, err := policy.Parse("parity", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat []uint8
+	for _, r := range obsRows {
+		flat = append(flat, r...)
+	}
+	got := make([]float32, len(obsRows)*env.NumActions)
+	if err := p.Logits(flat, len(obsRows), got); err != nil {
+		t.Fatal(err)
+	}
+	for b := range want {
+		for a, w := range want[b] {
+			if g := got[b*env.NumActions+a]; math.Abs(float64(g-w)) > 1e-4 {
+				t.Fatalf("Logits row %d action %d = %v, want %v", b, a, g, w)
+			}
+		}
+	}
+	m := p.Meta()
+	if m.Game.Players != 4 || m.ObsSize != 874 || m.Description != "parity test model" {
+		t.Errorf("Meta() = %+v", m)
+	}
+}
+
+func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
+	model, _, _ := readParity(t)
+	p, err := policy.Parse("parity", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy.Register(map[string]*policy.Policy{"paritytest": p})
+	res, err := env.PlayMatch(env.MatchConfig{
+		Params: env.Params{Players: 4, Deals: 1}, Agents: []string{"policy:paritytest", "random", "heuristic", "random"},
+		Games: 8, Seed: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scores) != 8 {
+		t.Fatalf("PlayMatch played %d games, want 8", len(res.Scores))
+	}
+	sampled := policy.Bot{Policy: p, Temperature: 1}
+	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	s := g.NewInitialState(9)
+	rng := env.NewRNG(1, 1)
+	for !s.IsTerminal() {
+		if err := s.ApplyAction(sampled.Act(s, &rng)); err != nil {
+			t.Fatalf("sampled policy: %v", err)
+		}
+	}
+}
+
+func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
+	model, _, _ := readParity(t)
+	p, err := policy.Parse("parity", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy.Register(map[string]*policy.Policy{"fourplayers": p})
+	_, err = env.NewVecEnv(env.VecConfig{Params: env.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0}, Opponent: "policy:fourplayers"})
+	if err == nil || !errors.Is(err, policy.ErrBadModel) {
+		t.Fatalf("NewVecEnv with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
+	}
+	g5, _ := env.NewGame(env.Params{Players: 5})
+	if err := p.CheckGame(g5); err == nil {
+		t.Fatal("CheckGame(5 players) = nil, want an error")
+	}
+}
+
+func TestParseRefusesBadModels(t *testing.T) {
+	model, _, _ := readParity(t)
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty bytes are not a model", nil, "no graph"},
+		{"text is not a model", []byte("this is not onnx at all, just text"), ""},
+		{"a truncated model", model[:len(model)/2], ""},
+		{"wrong layout metadata", []byte(strings.Replace(string(model), `"current_trick"`, `"current_trics"`, 1)), "section"},
+		{"wrong format tag", []byte(strings.Replace(string(model), "policy-v1", "policy-v9", 1)), "dgenv.format"},
+		{"an unsupported operator", []byte(strings.Replace(string(model), "Tanh", "Tanx", 1)), "not supported"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := policy.Parse("x", c.data)
+			if !errors.Is(err, policy.ErrBadModel) {
+				t.Fatalf("Parse = %v, want ErrBadModel", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Parse error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadFS(t *testing.T) {
+	model, _, _ := readParity(t)
+	sum := sha256.Sum256(model)
+	pin := hex.EncodeToString(sum[:])
+	t.Run("loads every onnx file under an allowed name", func(t *testing.T) {
+		fsys := fstest.MapFS{"alpha.onnx": {Data: model}, "notes.txt": {Data: []byte("x")}}
+		ps, err := policy.LoadFS(fsys, map[string]string{"alpha": pin})
+		if err != nil || len(ps) != 1 || ps["alpha"] == nil {
+			t.Fatalf("LoadFS = %v, %v", ps, err)
+		}
+	})
+	refusals := []struct {
+		name string
+		fsys fstest.MapFS
+		pins map[string]string
+		want string
+	}{
+		{"a name outside the allow-list", fstest.MapFS{"Bad Name.onnx": {Data: model}}, nil, "name must match"},
+		{"a pin that does not match", fstest.MapFS{"alpha.onnx": {Data: model}}, map[string]string{"alpha": strings.Repeat("0", 64)}, "does not match"},
+		{"a pin without its file", fstest.MapFS{"alpha.onnx": {Data: model}}, map[string]string{"beta": pin}, "not found"},
+		{"a file that is not ONNX", fstest.MapFS{"alpha.onnx": {Data: []byte("{}")}}, nil, "alpha.onnx"},
+	}
+	for _, c := range refusals {
+		t.Run("refuses "+c.name, func(t *testing.T) {
+			_, err := policy.LoadFS(c.fsys, c.pins)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("LoadFS error = %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+	t.Run("a path cannot leave the directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(dir+"/../outside.onnx", model, 0o644); err != nil {
+			t.Skip("cannot write outside the temp dir:", err)
+		}
+		defer os.Remove(dir + "/../outside.onnx")
+		if err := os.Symlink("../outside.onnx", dir+"/escape.onnx"); err != nil {
+			t.Skip(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		if _, err := policy.LoadFS(root.FS(), nil); err == nil {
+			t.Fatal("LoadFS followed a link out of the directory")
+		}
+	})
+}
+
+func TestChoose(t *testing.T) {
+	logits := make([]float32, env.NumActions)
+	mask := make([]uint8, env.NumActions)
+	if a := policy.Choose(logits, mask, true, 0, nil); a != -1 {
+		t.Fatalf("Choose with nothing legal = %d, want -1", a)
+	}
+	logits[5], logits[7], logits[9] = 3, 9, 1
+	mask[5], mask[9] = 1, 1
+	if a := policy.Choose(logits, mask, true, 0, nil); a != 5 {
+		t.Fatalf("greedy Choose = %d, want 5 (7 is illegal)", a)
+	}
+	rng := env.NewRNG(1, 2)
+	counts := map[int]int{}
+	for range 2000 {
+		counts[policy.Choose(logits, mask, false, 1, &rng)]++
+	}
+	if len(counts) != 2 || counts[5] < counts[9] {
+		t.Fatalf("sampled Choose counts = %v, want only 5 and 9, mostly 5", counts)
+	}
+}
