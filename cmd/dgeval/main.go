@@ -7,14 +7,17 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 )
 
 func main() {
@@ -27,9 +30,17 @@ func main() {
 		duplicate = flag.Bool("duplicate", false, "replay every deal with every seating rotation (luck cancels)")
 		workers   = flag.Int("workers", 0, "goroutines (0 = GOMAXPROCS); results do not depend on it")
 		jsonOut   = flag.String("json", "", "write the summary as JSON to this file")
+		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
+		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
 	)
 	flag.Parse()
+	if *policies != "" {
+		if err := loadPolicies(*policies); err != nil {
+			fmt.Fprintln(os.Stderr, "dgeval:", err)
+			os.Exit(2)
+		}
+	}
 	cfg := env.MatchConfig{
 		Params: env.Params{Players: *players, Deals: *deals},
 		Agents: strings.Split(*agents, ","), Games: *games, Seed: *seed,
@@ -71,6 +82,53 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if *csvOut != "" {
+		if err := writeCSV(*csvOut, res); err != nil {
+			fmt.Fprintln(os.Stderr, "dgeval:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func loadPolicies(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	ps, err := policy.LoadFS(root.FS(), nil)
+	if err != nil {
+		return err
+	}
+	policy.Register(ps)
+	return nil
+}
+
+// writeCSV writes one row per game: game, deal_seed, then each agent's total.
+func writeCSV(path string, res *env.MatchResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	header := []string{"game", "deal_seed"}
+	for i, a := range res.Agents {
+		header = append(header, fmt.Sprintf("%d:%s", i, a))
+	}
+	_ = w.Write(header)
+	for k, sc := range res.Scores {
+		row := []string{strconv.Itoa(k), strconv.FormatUint(res.Seeds[k], 10)}
+		for _, x := range sc {
+			row = append(row, strconv.Itoa(x))
+		}
+		_ = w.Write(row)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func bar(done, total int) string {
