@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +71,7 @@ func runHTTP(c config) error {
 	rng := env.NewRNG(c.seed, 99)
 	actions := make([]int32, c.envs)
 	req := newStepBody(c.envs)
+	req.json = cl.json
 	lat := make([]time.Duration, 0, 1<<16)
 	var steps int64
 	cl.wire.Store(0)
@@ -263,6 +265,17 @@ func newStepBody(n int) *stepBody {
 }
 
 func (s *stepBody) set(actions []int32) {
+	if s.json {
+		s.b = append(s.b[:0], `{"actions":[`...)
+		for i, a := range actions {
+			if i > 0 {
+				s.b = append(s.b, ',')
+			}
+			s.b = strconv.AppendInt(s.b, int64(a), 10)
+		}
+		s.b = append(s.b, "]}"...)
+		return
+	}
 	d := s.b[s.data:]
 	for i, a := range actions {
 		binary.LittleEndian.PutUint32(d[4*i:], uint32(a))
@@ -346,8 +359,10 @@ func (r *mpReader) size(c byte, fix, b8, b16, b32 byte, mask byte) int {
 
 func (r *mpReader) mapLen() int   { return r.size(r.byte1(), 0x80, 0, 0xde, 0xdf, 0x0f) }
 func (r *mpReader) arrayLen() int { return r.size(r.byte1(), 0x90, 0, 0xdc, 0xdd, 0x0f) }
-func (r *mpReader) str() string   { return string(r.next(r.size(r.byte1(), 0xa0, 0xd9, 0xda, 0xdb, 0x1f))) }
-func (r *mpReader) bin() []byte   { return r.next(r.size(r.byte1(), 0, 0xc4, 0xc5, 0xc6, 0)) }
+func (r *mpReader) str() string {
+	return string(r.next(r.size(r.byte1(), 0xa0, 0xd9, 0xda, 0xdb, 0x1f)))
+}
+func (r *mpReader) bin() []byte { return r.next(r.size(r.byte1(), 0, 0xc4, 0xc5, 0xc6, 0)) }
 
 func (r *mpReader) uint() uint64 {
 	c := r.byte1()

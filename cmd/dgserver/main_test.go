@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/davidgoliath/dgenv/server"
+)
+
+func writeFile(tb testing.TB, text string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "c.yaml")
+	require.NoError(tb, os.WriteFile(p, []byte(text), 0o600))
+	return p
+}
+
+func TestEmbeddedDefaultIsServerDefault(t *testing.T) {
+	cfg, err := loadConfig(nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, server.DefaultConfig(), cfg, "configs/default.yaml and server.DefaultConfig disagree")
+}
+
+func TestConfigLayers(t *testing.T) {
+	file := writeFile(t, "addr: 127.0.0.1:9000\nlimits:\n  max_sessions: 7\n  session_ttl: 90s\n")
+	t.Run("a file overrides the defaults", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--config", file}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "127.0.0.1:9000", cfg.Addr)
+		assert.Equal(t, 7, cfg.Limits.MaxSessions)
+		assert.Equal(t, 90*time.Second, cfg.Limits.SessionTTL)
+		assert.Equal(t, server.DefaultConfig().Limits.MaxEnvsTotal, cfg.Limits.MaxEnvsTotal, "keys the file omits keep their default")
+	})
+	t.Run("variables override the file", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--config", file}, []string{"DGSERVER_LIMITS_MAX_SESSIONS=9", "DGSERVER_HTTP_READ_TIMEOUT=3s", "HOME=/x"})
+		require.NoError(t, err)
+		assert.Equal(t, 9, cfg.Limits.MaxSessions)
+		assert.Equal(t, 3*time.Second, cfg.HTTP.ReadTimeout)
+	})
+	t.Run("flags override variables", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--config", file, "--addr", "127.0.0.1:0"}, []string{"DGSERVER_ADDR=127.0.0.1:1"})
+		require.NoError(t, err)
+		assert.Equal(t, "127.0.0.1:0", cfg.Addr)
+	})
+	t.Run("a token allows a public address", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc"})
+		require.NoError(t, err)
+		assert.Equal(t, "abc", cfg.AuthToken)
+	})
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		environ []string
+		mention string
+	}{
+		{"an unknown key in the file", []string{"--config", "FILE:limits:\n  max_sesions: 3\n"}, nil, "max_sesions"},
+		{"an unknown top-level key", []string{"--config", "FILE:port: 80\n"}, nil, "port"},
+		{"a bad duration", []string{"--config", "FILE:http:\n  read_timeout: soon\n"}, nil, "read_timeout"},
+		{"a bad number", []string{"--config", "FILE:limits:\n  max_sessions: many\n"}, nil, "max_sessions"},
+		{"an out-of-range value", nil, []string{"DGSERVER_LIMITS_MAX_SESSIONS=0"}, "limits.max_sessions"},
+		{"an unknown variable", nil, []string{"DGSERVER_MAX_SESSIONS=3"}, "DGSERVER_MAX_SESSIONS"},
+		{"a public address without a token", []string{"--addr", "0.0.0.0:8080"}, nil, "auth_token"},
+		{"a missing file", []string{"--config", "/nonexistent/x.yaml"}, nil, "x.yaml"},
+		{"an unknown flag", []string{"--port", "80"}, nil, "port"},
+		{"a stray argument", []string{"serve"}, nil, "serve"},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			args := append([]string(nil), tc.args...)
+			for i, a := range args {
+				if text, ok := strings.CutPrefix(a, "FILE:"); ok {
+					args[i] = writeFile(t, text)
+				}
+			}
+			_, err := loadConfig(args, tc.environ)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.mention)
+		})
+	}
+}
+
+// TestRunServesAndStops starts the command on a free port, reads the
+// address it prints, talks to it, and stops it as a signal would.
+func TestRunServesAndStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0"}, nil, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	require.True(t, ok, "first line %q", line)
+	require.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*$`, url)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	resp, err := http.Get(url + "/v1/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, "stderr: %s", stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}
+
+func TestRunRefusesABadConfig(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run(context.Background(), []string{"--addr", "0.0.0.0:0"}, nil, &stdout, &stderr)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr.String(), "auth_token")
+}
