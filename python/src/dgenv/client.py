@@ -24,6 +24,9 @@ __all__ = ["Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Section", "connect
 
 NUM_ACTIONS = 90  # card id = colour * 18 + value - 1, for every player count
 
+# Answers at least this large are parsed into zero-copy views of one buffer.
+_VIEWS_MIN = 1 << 16
+
 # Errors that mean the keep-alive connection went away before our request was
 # read (the server closed an idle connection): safe to reconnect and resend once.
 _STALE = (
@@ -183,6 +186,7 @@ class _HTTP:
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
         self._conn: Optional[http.client.HTTPConnection] = None
+        self._pending: Optional[tuple[str, str, Optional[bytes]]] = None
 
     def _connect(self) -> http.client.HTTPConnection:
         if self._conn is None:
@@ -201,37 +205,83 @@ class _HTTP:
             self._conn.close()
             self._conn = None
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        session_route: bool = False,
-    ) -> Any:
-        """Send one request; return the decoded body or raise the mapped ServerError."""
+    def send(self, method: str, path: str, body: Any = None) -> None:
+        """Send one request without reading the answer (see :meth:`receive`)."""
         payload = None if body is None else _wire.pack(body)
-        for attempt in (0, 1):
+        self._pending = (method, path, payload)
+        self._transmit(retry=True)
+
+    def _transmit(self, retry: bool) -> None:
+        assert self._pending is not None
+        method, path, payload = self._pending
+        for attempt in (0, 1) if retry else (1,):
             try:
                 conn = self._connect()
                 conn.request(method, self.prefix + path, body=payload, headers=self.headers)
-                resp = conn.getresponse()
-                data = resp.read()
-                break
+                return
             except _STALE as e:
                 self.close()
                 if attempt:
+                    self._pending = None
                     raise ServerUnavailable(f"{method} {path}: connection lost: {e}") from e
             except (OSError, http.client.HTTPException) as e:
                 self.close()
+                self._pending = None
                 raise ServerUnavailable(
                     f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
                 ) from e
+
+    def receive(self, *, session_route: bool = False, views: bool = False) -> Any:
+        """Read the answer to the request :meth:`send` sent; decode it or raise its ServerError.
+
+        With ``views``, a msgpack answer is read into a fresh buffer and its
+        binary values are returned as zero-copy memoryviews of it.
+        """
+        if self._pending is None or self._conn is None:
+            raise ServerUnavailable("no request in flight")
+        method, path, _ = self._pending
+        try:
+            try:
+                resp = self._conn.getresponse()
+            except _STALE:
+                # The server closed the idle keep-alive connection before it read
+                # the request (nothing answered): reconnect and send it once more.
+                self.close()
+                self._transmit(retry=False)
+                assert self._conn is not None
+                resp = self._conn.getresponse()
+            ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
+            n = resp.length
+            # Big answers skip the copy msgpack would make of each blob; small
+            # ones are faster through msgpack's C parser.
+            if views and resp.status < 400 and ctype == _wire.MSGPACK and n and n >= _VIEWS_MIN:
+                buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
+                mv = memoryview(buf)
+                got = 0
+                while got < n:
+                    k = resp.readinto(mv[got:])
+                    if not k:
+                        raise http.client.IncompleteRead(bytes(mv[:got]), n - got)
+                    got += k
+                data: Any = mv
+            else:
+                data = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            self.close()
+            raise ServerUnavailable(
+                f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+            ) from e
+        finally:
+            self._pending = None
         if resp.will_close:
             self.close()
-        ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
         decoded: Any = None
-        if data:
+        if isinstance(data, memoryview):
+            try:
+                decoded = _wire.unpack_views(data)
+            except (ValueError, IndexError, UnicodeDecodeError):
+                decoded = _wire.unpack(data)
+        elif data:
             try:
                 if ctype == _wire.JSON or (ctype != _wire.MSGPACK and data[:1] in (b"{", b"[")):
                     import json
@@ -249,6 +299,19 @@ class _HTTP:
                 session_route=session_route,
             )
         return decoded
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        session_route: bool = False,
+        views: bool = False,
+    ) -> Any:
+        """Send one request; return the decoded body or raise the mapped ServerError."""
+        self.send(method, path, body)
+        return self.receive(session_route=session_route, views=views)
 
 
 class Client:
@@ -418,10 +481,12 @@ class BatchEnv:
         )
 
     # -- protocol ------------------------------------------------------------
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
+    def _call(self, method: str, path: str, body: Any = None, *, views: bool = False) -> Any:
         if self._closed:
             raise DgenvError("env is closed")
-        return self._http.request(method, self._path + path, body, session_route=True)
+        if self._http._pending is not None:
+            raise DgenvError("a step_async is in flight: call step_wait first")
+        return self._http.request(method, self._path + path, body, session_route=True, views=views)
 
     def _batch(self, ans: Mapping[str, Any]) -> Batch:
         dec = _wire.decode_tensor
@@ -455,7 +520,7 @@ class BatchEnv:
                 episode counters; None continues the current streams.
         """
         body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        return self._batch(self._call("POST", "/reset", body))
+        return self._batch(self._call("POST", "/reset", body, views=True))
 
     def step(self, actions: ActionsLike) -> Batch:
         """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
@@ -470,6 +535,26 @@ class BatchEnv:
                 ``.legal`` say which); nothing changed.
             ValueError: ``actions`` does not have shape ``[N]``.
         """
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: ActionsLike) -> None:
+        """Send a step and return at once; :meth:`step_wait` reads its answer.
+
+        Lets the caller work (e.g. on another env's batch) while the server steps.
+        """
+        if self._closed:
+            raise DgenvError("env is closed")
+        if self._http._pending is not None:
+            raise DgenvError("a step_async is already in flight: call step_wait first")
+        a = self._actions(actions)
+        self._http.send("POST", self._path + "/step", {"actions": _wire.encode_tensor(a)})
+
+    def step_wait(self) -> Batch:
+        """The answer to the last :meth:`step_async` (raises its error, if any)."""
+        return self._batch(self._http.receive(session_route=True, views=True))
+
+    def _actions(self, actions: ActionsLike) -> np.ndarray:
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
             if a.size == self.num_envs:
@@ -487,9 +572,9 @@ class BatchEnv:
             lo, hi = int(a.min()), int(a.max())
             if -32768 <= lo and hi <= 32767:
                 a = a.astype(np.int16)
-            elif a.dtype.kind == "u" or a.dtype.itemsize > 8:
+            elif a.dtype.kind == "u":
                 a = a.astype(np.int64) if hi <= np.iinfo(np.int64).max else np.full(a.shape, -1, np.int64)
-        return self._batch(self._call("POST", "/step", {"actions": _wire.encode_tensor(a)}))
+        return a
 
     def section(self, obs: np.ndarray, name: str) -> np.ndarray:
         """View of section ``name`` of observations ``obs`` (``[..., D]``).

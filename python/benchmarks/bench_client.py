@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Random legal play through the Python client, and the same in OpenSpiel.
+
+    python benchmarks/bench_client.py                       # starts a server with dgenv.serve()
+    python benchmarks/bench_client.py --url http://127.0.0.1:8080 --seconds 10
+
+For each N it creates a session of N 4-player games (self-play: every seat is
+played by the client), then steps it for ``--seconds``: each step draws one
+uniformly random legal card per env from the mask, vectorised (random bytes,
+masked, argmax), sends the [N] actions and decodes the whole answer (obs as
+the wire's uint8, mask, player, rewards, done, scores, episode). It reports
+env-steps/s (one env-step = one card played in one game).
+
+"pipelined" splits N over two sessions and overlaps them (step_async on one
+while the client works on the other's answer), EnvPool's async pattern.
+
+The OpenSpiel baseline plays oh_hell (4 players) through pyspiel the way a
+user would: chance nodes sampled, and at each decision the acting player's
+information_state_tensor and legal_actions read, then a random legal action
+applied. One env-step = one player decision (bids and cards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+
+import dgenv
+
+
+def random_legal(mask: np.ndarray, bits: np.random.BitGenerator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` ([N, 90] bool): noise, mask, argmax."""
+    n, a = mask.shape
+    words = (n * a + 7) // 8
+    noise = bits.random_raw(words).view(np.uint8)[: n * a].reshape(n, a)
+    noise |= 1  # never 0, so a legal action always beats the illegal ones
+    noise *= mask.view(np.uint8)
+    return noise.argmax(axis=1)
+
+
+def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed: int) -> dict:
+    env = client.make(players=players, num_envs=n, seed=seed, obs_dtype=None)
+    bits = np.random.SFC64(seed)
+    try:
+        b = env.reset()
+        for _ in range(3):  # warm-up
+            b = env.step(random_legal(b.mask, bits))
+        steps = 0
+        games = 0
+        t0 = time.perf_counter()
+        while True:
+            b = env.step(random_legal(b.mask, bits))
+            steps += 1
+            games += int(b.done.sum())
+            dt = time.perf_counter() - t0
+            if dt >= seconds:
+                break
+        return {"mode": "sync", "num_envs": n, "requests": steps, "seconds": dt,
+                "req_per_s": steps / dt, "env_steps_per_s": steps * n / dt, "games": games}
+    finally:
+        env.close()
+
+
+def bench_pipelined(client: dgenv.Client, n: int, players: int, seconds: float, seed: int) -> dict:
+    h = n // 2
+    a = client.make(players=players, num_envs=h, seed=seed, obs_dtype=None)
+    b = client.make(players=players, num_envs=n - h, seed=seed + 1, obs_dtype=None)
+    bits = np.random.SFC64(seed)
+    try:
+        ba, bb = a.reset(), b.reset()
+        a.step_async(random_legal(ba.mask, bits))
+        rounds = 0
+        t0 = time.perf_counter()
+        while True:
+            b.step_async(random_legal(bb.mask, bits))
+            ba = a.step_wait()
+            a.step_async(random_legal(ba.mask, bits))
+            bb = b.step_wait()
+            rounds += 1
+            dt = time.perf_counter() - t0
+            if dt >= seconds:
+                break
+        a.step_wait()
+        return {"mode": "pipelined", "num_envs": n, "requests": 2 * rounds, "seconds": dt,
+                "req_per_s": 2 * rounds / dt, "env_steps_per_s": rounds * n / dt}
+    finally:
+        a.close()
+        b.close()
+
+
+def bench_openspiel(seconds: float, seed: int) -> Optional[dict]:
+    try:
+        import pyspiel
+    except ImportError:
+        print("open_spiel is not installed (pip install open_spiel): skipping its baseline", file=sys.stderr)
+        return None
+    game = pyspiel.load_game("oh_hell", {"players": 4})
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    steps = games = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            if state.is_terminal():
+                games += 1
+                state = game.new_initial_state()
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(outcomes, probs)[0])
+                continue
+            p = state.current_player()
+            state.information_state_tensor(p)  # what an agent observes
+            state.apply_action(rng.choice(state.legal_actions(p)))
+            steps += 1
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    return {"mode": "openspiel oh_hell", "num_envs": 1, "seconds": dt, "env_steps_per_s": steps / dt,
+            "games": games, "obs_size": game.information_state_tensor_shape()[0]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", help="use this running server instead of starting one")
+    ap.add_argument("--sizes", default="1,64,1024,4096", help="comma-separated N")
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=5.0, help="measuring time per point")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-pipelined", action="store_true", help="skip the two-session pipelined runs")
+    ap.add_argument("--no-openspiel", action="store_true")
+    ap.add_argument("--json", help="also write the results to this file")
+    args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+
+    srv = None
+    client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve())
+    results = []
+    try:
+        for n in sizes:
+            r = bench_sync(client, n, args.players, args.seconds, args.seed)
+            results.append(r)
+            print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s)", flush=True)
+            if not args.no_pipelined and n >= 64:
+                r = bench_pipelined(client, n, args.players, args.seconds, args.seed)
+                results.append(r)
+                print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  pipelined (2 x N/2)", flush=True)
+    finally:
+        if srv is not None:
+            srv.stop()
+        else:
+            client.close()
+    os_r = None if args.no_openspiel else bench_openspiel(args.seconds, args.seed)
+    if os_r:
+        results.append(os_r)
+        print(f"openspiel oh_hell (pyspiel, 1 game)  {os_r['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
+        best = max(r["env_steps_per_s"] for r in results if r.get("num_envs") == max(sizes) and "mode" in r
+                   and r["mode"] != "openspiel oh_hell")
+        print(f"client at N={max(sizes)} / openspiel: {best / os_r['env_steps_per_s']:.0f}x")
+    meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
+            "machine": platform.machine(), "load_avg": os.getloadavg()}
+    print("machine:", json.dumps(meta))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
