@@ -37,7 +37,7 @@ func TestMillionRandomPlays(t *testing.T) {
 			gameRewards := make([]float64, n*players)
 			plays := 0
 			for step := 1; step <= steps; step++ {
-				chooseFromMask(v.Mask(), actions, &rng)
+				chooseFromBoard(t, v, actions, &rng)
 				if err := v.Step(actions); err != nil {
 					t.Fatalf("Step(%d) error = %v", step, err)
 				}
