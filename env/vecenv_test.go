@@ -310,6 +310,7 @@ func TestVecAutoResetAndRecords(t *testing.T) {
 						t.Fatalf("only %d games finished in %d steps", finished, step)
 					}
 					prevEpisode := slices.Clone(v.Episode())
+					prevPlayer := slices.Clone(v.Player())
 					chooseFromMask(v.Mask(), actions, &rng)
 					if err := v.Step(actions); err != nil {
 						t.Fatalf("Step(%d) error = %v", step, err)
@@ -337,6 +338,30 @@ func TestVecAutoResetAndRecords(t *testing.T) {
 							t.Fatal(err)
 						}
 						if !done {
+							// The record shows what happened: our card, by the seat that was to act,
+							// and the dealt hands are the hands now plus the cards played since.
+							d := cur.Deals[len(cur.Deals)-1]
+							if len(learners) == 0 {
+								prev := d // a deal just ended: our card closed the one before
+								if d.NumPlays == 0 {
+									prev = cur.Deals[len(cur.Deals)-2]
+								}
+								last := prev.Plays[prev.NumPlays-1]
+								if int(last.Seat) != int(prevPlayer[k]) || int32(last.Card) != actions[k] {
+									t.Fatalf("Step(%d) env %d: record's last play = %+v, want seat %d card %d", step, k, last, prevPlayer[k], actions[k])
+								}
+							}
+							for seat := range p {
+								held := setOf(v.State(k).Hand(seat))
+								for _, pl := range d.Plays[:d.NumPlays] {
+									if int(pl.Seat) == seat {
+										held.add(pl.Card)
+									}
+								}
+								if held != setOf(d.Hands[seat][:]) {
+									t.Fatalf("Step(%d) env %d: record hand of seat %d = %v, want hand plus plays %v", step, k, seat, names(d.Hands[seat][:]), held)
+								}
+							}
 							continue
 						}
 						finished++
