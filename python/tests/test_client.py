@@ -246,3 +246,33 @@ def test_too_large_body(client: dgenv.Client) -> None:
     with pytest.raises(dgenv.TooLarge) as ei:
         client._request("POST", "/v1/sessions", {"game": {"players": 4}, "opponent": "x" * 200_000})
     assert ei.value.status == 413
+
+
+def test_step_async_and_wait_equal_step(make) -> None:
+    n = 2048  # big enough for the zero-copy path
+    a = make(num_envs=n, seed=31, obs_dtype=None)
+    b = make(num_envs=n, seed=31, obs_dtype=None)
+    ba, bb = a.reset(), b.reset()
+    for _ in range(5):
+        act = np.argmax(ba.mask, axis=1)
+        a.step_async(act)
+        with pytest.raises(dgenv.DgenvError):
+            a.step_async(act)  # one request in flight per env
+        bb = b.step(act)
+        ba = a.step_wait()
+        for x, y in zip(ba, bb):
+            np.testing.assert_array_equal(x, y)
+    # Arrays from earlier answers stay valid (each answer owns its buffer).
+    keep = ba.obs.copy()
+    a.step(np.argmax(ba.mask, axis=1))
+    np.testing.assert_array_equal(ba.obs, keep)
+
+
+def test_illegal_step_async_raises_at_wait(make) -> None:
+    env = make(num_envs=4, seed=2)
+    b = env.reset()
+    bad = np.array([np.flatnonzero(~m)[0] for m in b.mask])
+    env.step_async(bad)
+    with pytest.raises(dgenv.IllegalActionError):
+        env.step_wait()
+    env.step(np.argmax(b.mask, axis=1))

@@ -90,3 +90,25 @@ def test_not_found_on_session_route_is_session_not_found() -> None:
 def test_non_api_error_body_still_maps_by_status() -> None:
     e = error_from_response(413, "request entity too large")
     assert isinstance(e, TooLarge)
+
+
+def test_zero_copy_parser_agrees_with_msgpack() -> None:
+    obj = {
+        "obs": _wire.encode_tensor(np.arange(70000, dtype=np.uint8)),
+        "n": [0, 1, 127, 128, 255, 256, 65535, 65536, 2**32, -1, -32, -33, -129, -40000, -(2**40)],
+        "f": [1.5, -0.25],
+        "s": ["", "x" * 31, "y" * 32, "z" * 300, "ü"],
+        "m": {"a": None, "b": True, "c": False, "d": list(range(20))},
+        "big": {str(i): i for i in range(20)},
+    }
+    data = _wire.pack(obj)
+    got = _wire.unpack_views(memoryview(data))
+    want = _wire.unpack(data)
+    assert isinstance(got["obs"]["data"], memoryview)  # a view, not a copy
+    got["obs"]["data"] = bytes(got["obs"]["data"])
+    assert got == want
+
+
+def test_zero_copy_parser_rejects_trailing_bytes() -> None:
+    with pytest.raises(ValueError):
+        _wire.unpack_views(memoryview(_wire.pack({"a": 1}) + b"\x00"))

@@ -1,0 +1,169 @@
+"""The torch policy/value network trained by :mod:`dgenv.train`, its checkpoints and ONNX export.
+
+:class:`PolicyNet` is an MLP over the float32 observation: ``obs * scale`` (a
+constant per element, 1/max of its section, so counts and totals sit in
+[0, 1]), hidden dense layers with ReLU or Tanh, a policy head of 90 logits and
+a value head on the same trunk. Masking happens outside: illegal logits are
+set to a large negative before the softmax (:func:`masked_logits`).
+
+Checkpoints are ``torch.save`` dicts of tensors and plain values, read back with
+``torch.load(weights_only=True)`` (no arbitrary objects). They are for
+resuming training; what is served is the ONNX file of :func:`export_onnx`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from .policy import NUM_ACTIONS, Layer, PolicyMeta, build_onnx, save_onnx
+
+__all__ = ["PolicyNet", "masked_logits", "obs_scale", "save_checkpoint", "load_checkpoint", "export_onnx", "NEG"]
+
+NEG = -1e9  # what illegal logits become before the softmax
+
+
+def obs_scale(sections: Sequence[Any], size: int) -> np.ndarray:
+    """Per-element ``1 / min(max, 16)`` of each observation section (1 where max <= 1).
+
+    Counts (prize counts, tricks left) land in [0, 1]; the deal counters and
+    the two bytes of the totals, whose declared maxima are far above what a
+    normal game reaches, land in about [0, 4] instead of near 0.
+
+    Args:
+        sections: :class:`~dgenv.client.Section` objects or dicts with
+            ``offset``, ``shape`` and ``max``.
+        size: D.
+    """
+    s = np.ones(size, dtype=np.float32)
+    for sec in sections:
+        get = sec.get if isinstance(sec, Mapping) else lambda k, d=None, _s=sec: getattr(_s, k, d)
+        off = int(get("offset"))
+        n = int(np.prod(get("shape")))
+        mx = float(get("max", 1) or 1)
+        if mx > 1:
+            s[off : off + n] = 1.0 / min(mx, 16.0)
+    return s
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with illegal actions (``mask`` False) set to a large negative."""
+    return torch.where(mask, logits, torch.full_like(logits, NEG))
+
+
+class PolicyNet(nn.Module):
+    """MLP actor-critic over the observation of the seat to act.
+
+    Args:
+        obs_size: D.
+        hidden: sizes of the hidden layers (e.g. ``(256, 256)``).
+        activation: ``"relu"`` or ``"tanh"``.
+        scale: ``[D]`` constants multiplied into the observation (default ones).
+        num_actions: 90.
+    """
+
+    def __init__(
+        self,
+        obs_size: int,
+        hidden: Sequence[int] = (256, 256),
+        activation: str = "relu",
+        scale: Optional[np.ndarray] = None,
+        num_actions: int = NUM_ACTIONS,
+    ) -> None:
+        super().__init__()
+        if activation not in ("relu", "tanh"):
+            raise ValueError(f"activation {activation!r}: want relu or tanh")
+        self.obs_size = int(obs_size)
+        self.hidden = tuple(int(h) for h in hidden)
+        self.activation = activation
+        self.num_actions = int(num_actions)
+        sc = np.ones(obs_size, np.float32) if scale is None else np.asarray(scale, np.float32).reshape(obs_size)
+        self.register_buffer("scale", torch.from_numpy(sc.copy()))
+        layers: list[nn.Module] = []
+        d = self.obs_size
+        act = nn.ReLU if activation == "relu" else nn.Tanh
+        for h in self.hidden:
+            lin = nn.Linear(d, h)
+            nn.init.orthogonal_(lin.weight, np.sqrt(2))
+            nn.init.zeros_(lin.bias)
+            layers += [lin, act()]
+            d = h
+        self.trunk = nn.Sequential(*layers)
+        self.pi = nn.Linear(d, self.num_actions)
+        nn.init.orthogonal_(self.pi.weight, 0.01)
+        nn.init.zeros_(self.pi.bias)
+        self.v = nn.Linear(d, 1)
+        nn.init.orthogonal_(self.v.weight, 1.0)
+        nn.init.zeros_(self.v.bias)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, 90], value [B])`` of raw float32 observations ``[B, D]``."""
+        h = self.trunk(obs * self.scale)
+        return self.pi(h), self.v(h).squeeze(-1)
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits only (what the ONNX export computes)."""
+        return self.pi(self.trunk(obs * self.scale))
+
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments (without the scale, which is a buffer)."""
+        return {
+            "obs_size": self.obs_size,
+            "hidden": list(self.hidden),
+            "activation": self.activation,
+            "num_actions": self.num_actions,
+        }
+
+    def layers(self) -> list[Layer]:
+        """The actor's dense layers as numpy :class:`~dgenv.policy.Layer` objects."""
+        out = []
+        lins = [m for m in self.trunk if isinstance(m, nn.Linear)]
+        for lin in lins:
+            out.append(Layer(lin.weight.detach().cpu().numpy(), lin.bias.detach().cpu().numpy(), self.activation))
+        out.append(Layer(self.pi.weight.detach().cpu().numpy(), self.pi.bias.detach().cpu().numpy(), None))
+        return out
+
+
+def save_checkpoint(path: Union[str, Path], net: PolicyNet, meta: PolicyMeta, extra: Optional[Mapping[str, Any]] = None) -> Path:
+    """Save weights, network config and game metadata (tensors and plain values only)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    d = {
+        "format": "dgenv-checkpoint-v1",
+        "config": net.config(),
+        "state_dict": net.state_dict(),
+        "meta": meta.props(),
+        "extra": dict(extra or {}),
+    }
+    tmp = p.with_name(p.name + ".tmp")
+    torch.save(d, tmp)
+    tmp.replace(p)
+    return p
+
+
+def load_checkpoint(path: Union[str, Path]) -> tuple[PolicyNet, PolicyMeta, dict[str, Any]]:
+    """Load a checkpoint of :func:`save_checkpoint`: ``(net, meta, extra)``.
+
+    Uses ``torch.load(weights_only=True)``: tensors and plain containers only.
+    """
+    d = torch.load(str(path), map_location="cpu", weights_only=True)
+    if d.get("format") != "dgenv-checkpoint-v1":
+        raise ValueError(f"{path}: not a dgenv checkpoint")
+    cfg = d["config"]
+    net = PolicyNet(cfg["obs_size"], cfg["hidden"], cfg["activation"], num_actions=cfg["num_actions"])
+    net.load_state_dict(d["state_dict"])
+    net.eval()
+    return net, PolicyMeta.from_props(d["meta"]), dict(d.get("extra") or {})
+
+
+def export_onnx(net: PolicyNet, meta: PolicyMeta, path: Union[str, Path], description: str = "") -> Path:
+    """Write ``net``'s actor (obs -> logits) as a "dgenv policy v1" ONNX file."""
+    if description:
+        meta = PolicyMeta(**{**meta.__dict__, "description": description})
+    scale = net.scale.detach().cpu().numpy()
+    model = build_onnx(net.layers(), meta, None if np.all(scale == 1) else scale)
+    return save_onnx(model, path)

@@ -1,0 +1,387 @@
+"""Trained policies as ONNX files ("dgenv policy v1"): build, check, run with numpy.
+
+A policy file is what the Go server loads to play ``"opponent": "policy:<name>"``
+and what :mod:`dgenv.evaluate` plays. It holds no pickle, no Python: one ONNX
+graph from the raw observation to 90 unmasked logits, plus metadata.
+
+The format, exactly:
+
+* one graph input ``"obs"``: float32 ``[batch, D]`` (first dim symbolic), the raw
+  uint8 observation of the seat to act converted to float32 (no scaling: the
+  graph scales inside, with a ``Mul`` by a constant);
+* one graph output ``"logits"``: float32 ``[batch, 90]``, unmasked (the consumer
+  sets illegal actions to -inf before argmax / softmax);
+* nodes only from ``Gemm`` (alpha, beta, transA=0, transB 0 or 1), ``MatMul``,
+  ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity``; weights are float32
+  initializers;
+* ``metadata_props``: ``dgenv.format = "policy-v1"``, ``dgenv.game`` (JSON
+  ``{"players", "deals", "first_dealer"}``), ``dgenv.obs_layout`` (JSON list of
+  ``{"name", "offset", "shape"}`` in the session spec's order), ``dgenv.obs_size``
+  (``"D"``), ``dgenv.num_actions`` (``"90"``), optionally ``dgenv.description``.
+
+This module needs ``numpy`` and ``onnx`` (the ``train`` extra), not torch.
+:func:`onnx_forward` is a pure-numpy reference evaluator of such a graph, used
+to check exports against torch and the Go server's inference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "FORMAT",
+    "ALLOWED_OPS",
+    "NUM_ACTIONS",
+    "PolicyMeta",
+    "Layer",
+    "build_onnx",
+    "save_onnx",
+    "load_onnx",
+    "read_meta",
+    "check_policy",
+    "onnx_forward",
+    "OnnxPolicy",
+    "masked_argmax",
+]
+
+FORMAT = "policy-v1"
+NUM_ACTIONS = 90
+ALLOWED_OPS = frozenset({"Gemm", "MatMul", "Add", "Mul", "Relu", "Tanh", "Identity"})
+OPSET = 13
+IR_VERSION = 8
+
+PathLike = Union[str, Path]
+
+
+def _onnx() -> Any:
+    try:
+        import onnx
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("dgenv.policy needs the onnx package: pip install 'dgenv[train]'") from e
+    return onnx
+
+
+@dataclass(frozen=True)
+class PolicyMeta:
+    """What a policy file says about the game it plays.
+
+    Attributes:
+        players: seats per table (3..6).
+        deals: deals per game.
+        first_dealer: seat that deals first.
+        obs_layout: sections as ``{"name", "offset", "shape"}`` dicts, in spec order.
+        obs_size: D, elements of one observation.
+        num_actions: 90.
+        description: free text (may be empty).
+    """
+
+    players: int
+    deals: int
+    first_dealer: int
+    obs_layout: tuple[Mapping[str, Any], ...]
+    obs_size: int
+    num_actions: int = NUM_ACTIONS
+    description: str = ""
+
+    @classmethod
+    def from_spec(cls, spec: Any, deals: Optional[int] = None, first_dealer: int = 0, description: str = "") -> "PolicyMeta":
+        """Build from a session :class:`~dgenv.client.Spec` (or its wire dict)."""
+        if isinstance(spec, Mapping):
+            players = int(spec["players"])
+            sections = [(str(s["name"]), int(s["offset"]), tuple(int(x) for x in s["shape"])) for s in spec["obs"]["sections"]]
+            size = int(np.prod(spec["obs"]["shape"]))
+        else:
+            players = spec.players
+            sections = [(s.name, s.offset, tuple(s.shape)) for s in spec.obs.sections]
+            size = spec.obs.size
+        return cls(
+            players=players,
+            deals=int(deals if deals is not None else players),
+            first_dealer=int(first_dealer),
+            obs_layout=tuple({"name": n, "offset": o, "shape": list(sh)} for n, o, sh in sections),
+            obs_size=size,
+            description=description,
+        )
+
+    def props(self) -> dict[str, str]:
+        """The ``metadata_props`` key/value strings of the format."""
+        p = {
+            "dgenv.format": FORMAT,
+            "dgenv.game": json.dumps(
+                {"players": self.players, "deals": self.deals, "first_dealer": self.first_dealer}, separators=(",", ":")
+            ),
+            "dgenv.obs_layout": json.dumps(
+                [{"name": s["name"], "offset": int(s["offset"]), "shape": [int(x) for x in s["shape"]]} for s in self.obs_layout],
+                separators=(",", ":"),
+            ),
+            "dgenv.obs_size": str(self.obs_size),
+            "dgenv.num_actions": str(self.num_actions),
+        }
+        if self.description:
+            p["dgenv.description"] = self.description
+        return p
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str]) -> "PolicyMeta":
+        """Parse ``metadata_props``; ValueError when the format is not policy-v1."""
+        if props.get("dgenv.format") != FORMAT:
+            raise ValueError(f"dgenv.format is {props.get('dgenv.format')!r}, want {FORMAT!r}")
+        try:
+            game = json.loads(props["dgenv.game"])
+            layout = json.loads(props["dgenv.obs_layout"])
+            return cls(
+                players=int(game["players"]),
+                deals=int(game["deals"]),
+                first_dealer=int(game.get("first_dealer", 0)),
+                obs_layout=tuple(layout),
+                obs_size=int(props["dgenv.obs_size"]),
+                num_actions=int(props["dgenv.num_actions"]),
+                description=props.get("dgenv.description", ""),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"bad dgenv metadata: {e}") from e
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One dense layer ``y = act(x @ weight.T + bias)`` (torch's Linear layout).
+
+    Attributes:
+        weight: ``[out, in]`` float32.
+        bias: ``[out]`` float32.
+        activation: ``"relu"``, ``"tanh"`` or ``None`` (the output layer).
+    """
+
+    weight: np.ndarray
+    bias: np.ndarray
+    activation: Optional[str] = None
+
+
+def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.ndarray] = None) -> Any:
+    """Build the policy graph ``logits = L_n(...act(L_1(obs * scale)))`` with onnx's helper API.
+
+    Args:
+        layers: the dense layers in order; the last one has 90 outputs and no activation.
+        meta: game and observation layout written into the metadata.
+        scale: optional ``[D]`` float32 multiplied into the observation first.
+
+    Returns:
+        a checked ``onnx.ModelProto``.
+    """
+    onnx = _onnx()
+    from onnx import TensorProto, helper, numpy_helper
+
+    D = meta.obs_size
+    if not layers:
+        raise ValueError("no layers")
+    if layers[0].weight.shape[1] != D:
+        raise ValueError(f"first layer takes {layers[0].weight.shape[1]} inputs, obs_size is {D}")
+    if layers[-1].weight.shape[0] != meta.num_actions or layers[-1].activation is not None:
+        raise ValueError("the last layer must have num_actions outputs and no activation")
+    inits = []
+    nodes = []
+    x = "obs"
+    if scale is not None:
+        s = np.asarray(scale, dtype=np.float32).reshape(D)
+        inits.append(numpy_helper.from_array(s, "obs_scale"))
+        nodes.append(helper.make_node("Mul", [x, "obs_scale"], ["obs_scaled"], name="scale"))
+        x = "obs_scaled"
+    for i, layer in enumerate(layers):
+        w = np.ascontiguousarray(layer.weight, dtype=np.float32)
+        b = np.ascontiguousarray(layer.bias, dtype=np.float32).reshape(w.shape[0])
+        if i > 0 and w.shape[1] != layers[i - 1].weight.shape[0]:
+            raise ValueError(f"layer {i} takes {w.shape[1]} inputs, layer {i - 1} gives {layers[i - 1].weight.shape[0]}")
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        inits.append(numpy_helper.from_array(b, f"b{i}"))
+        last = i == len(layers) - 1
+        out = "logits" if last else f"z{i}"
+        nodes.append(
+            helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [out], name=f"dense{i}", alpha=1.0, beta=1.0, transA=0, transB=1)
+        )
+        x = out
+        if not last:
+            act = (layer.activation or "").lower()
+            if act not in ("relu", "tanh"):
+                raise ValueError(f"hidden layer {i}: activation {layer.activation!r}, want relu or tanh")
+            nodes.append(helper.make_node("Relu" if act == "relu" else "Tanh", [x], [f"h{i}"], name=f"{act}{i}"))
+            x = f"h{i}"
+    graph = helper.make_graph(
+        nodes,
+        "dgenv_policy",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", D])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", meta.num_actions])],
+        initializer=inits,
+    )
+    model = helper.make_model(
+        graph, producer_name="dgenv", opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
+    )
+    helper.set_model_props(model, meta.props())
+    onnx.checker.check_model(model)
+    check_policy(model)
+    return model
+
+
+def save_onnx(model: Any, path: PathLike) -> Path:
+    """Write ``model`` to ``path`` (parents created) and return the path."""
+    onnx = _onnx()
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(model, str(p))
+    return p
+
+
+def load_onnx(path_or_model: Any) -> Any:
+    """An ``onnx.ModelProto`` from a path, bytes, or a model (returned as is)."""
+    onnx = _onnx()
+    if isinstance(path_or_model, onnx.ModelProto):
+        return path_or_model
+    if isinstance(path_or_model, (bytes, bytearray)):
+        return onnx.load_model_from_string(bytes(path_or_model))
+    return onnx.load_model(str(path_or_model))
+
+
+def read_meta(path_or_model: Any) -> PolicyMeta:
+    """The :class:`PolicyMeta` of a policy file."""
+    m = load_onnx(path_or_model)
+    return PolicyMeta.from_props({p.key: p.value for p in m.metadata_props})
+
+
+def _dims(vi: Any) -> list:
+    return [d.dim_param if d.HasField("dim_param") else d.dim_value for d in vi.type.tensor_type.shape.dim]
+
+
+def check_policy(path_or_model: Any) -> PolicyMeta:
+    """Check that a file follows "dgenv policy v1"; return its metadata.
+
+    Raises:
+        ValueError: naming the first thing that is not as the format says.
+    """
+    onnx = _onnx()
+    from onnx import TensorProto
+
+    m = load_onnx(path_or_model)
+    meta = read_meta(m)
+    g = m.graph
+    if meta.num_actions != NUM_ACTIONS:
+        raise ValueError(f"dgenv.num_actions is {meta.num_actions}, want {NUM_ACTIONS}")
+    init_names = {t.name for t in g.initializer}
+    inputs = [i for i in g.input if i.name not in init_names]
+    if len(inputs) != 1 or inputs[0].name != "obs":
+        raise ValueError(f"graph inputs {[i.name for i in inputs]}, want ['obs']")
+    if len(g.output) != 1 or g.output[0].name != "logits":
+        raise ValueError(f"graph outputs {[o.name for o in g.output]}, want ['logits']")
+    for vi, want in ((inputs[0], meta.obs_size), (g.output[0], meta.num_actions)):
+        if vi.type.tensor_type.elem_type != TensorProto.FLOAT:
+            raise ValueError(f"{vi.name}: element type is not float32")
+        dims = _dims(vi)
+        if len(dims) != 2 or dims[1] != want or isinstance(dims[0], int) and dims[0] > 0:
+            raise ValueError(f"{vi.name}: shape {dims}, want [batch, {want}] with a symbolic batch")
+    for t in g.initializer:
+        if t.data_type != TensorProto.FLOAT:
+            raise ValueError(f"initializer {t.name}: not float32")
+    for n in g.node:
+        if n.op_type not in ALLOWED_OPS or n.domain not in ("", "ai.onnx"):
+            raise ValueError(f"node {n.name or n.op_type}: op {n.domain + '.' if n.domain else ''}{n.op_type} is not allowed")
+        if n.op_type == "Gemm":
+            a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
+            if a.get("transA", 0) != 0 or a.get("transB", 0) not in (0, 1):
+                raise ValueError(f"node {n.name}: Gemm with transA={a.get('transA', 0)} transB={a.get('transB', 0)}")
+    off = 0
+    for s in meta.obs_layout:
+        if set(s) != {"name", "offset", "shape"} or int(s["offset"]) != off:
+            raise ValueError(f"dgenv.obs_layout: bad section {s}")
+        off += int(np.prod(s["shape"]))
+    if off != meta.obs_size:
+        raise ValueError(f"dgenv.obs_layout covers {off} elements, dgenv.obs_size is {meta.obs_size}")
+    return meta
+
+
+def onnx_forward(path_or_model: Any, obs: np.ndarray) -> np.ndarray:
+    """Evaluate a policy graph with numpy (float32): the reference forward.
+
+    Args:
+        path_or_model: a policy file path, its bytes, or an ``onnx.ModelProto``.
+        obs: ``[B, D]`` observations (any numeric dtype; converted to float32).
+
+    Returns:
+        ``[B, 90]`` float32 logits.
+    """
+    from onnx import numpy_helper
+
+    m = load_onnx(path_or_model)
+    g = m.graph
+    vals: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t).astype(np.float32, copy=False) for t in g.initializer}
+    vals["obs"] = np.asarray(obs, dtype=np.float32)
+    if vals["obs"].ndim == 1:
+        vals["obs"] = vals["obs"][None, :]
+    for n in g.node:
+        a = {x.name: x for x in n.attribute}
+        ins = [vals[i] for i in n.input if i]
+        op = n.op_type
+        if op == "Gemm":
+            alpha = a["alpha"].f if "alpha" in a else 1.0
+            beta = a["beta"].f if "beta" in a else 1.0
+            ta = a["transA"].i if "transA" in a else 0
+            tb = a["transB"].i if "transB" in a else 0
+            A = ins[0].T if ta else ins[0]
+            B = ins[1].T if tb else ins[1]
+            y = np.float32(alpha) * (A @ B)
+            if len(ins) > 2:
+                y = y + np.float32(beta) * ins[2]
+        elif op == "MatMul":
+            y = ins[0] @ ins[1]
+        elif op == "Add":
+            y = ins[0] + ins[1]
+        elif op == "Mul":
+            y = ins[0] * ins[1]
+        elif op == "Relu":
+            y = np.maximum(ins[0], np.float32(0))
+        elif op == "Tanh":
+            y = np.tanh(ins[0])
+        elif op == "Identity":
+            y = ins[0]
+        else:
+            raise ValueError(f"op {op} is not in the policy-v1 set")
+        vals[n.output[0]] = np.asarray(y, dtype=np.float32)
+    return vals[g.output[0].name]
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Index of the highest legal logit per row (``mask`` True = legal)."""
+    return np.where(np.asarray(mask, dtype=bool), logits, -np.inf).argmax(axis=-1)
+
+
+class OnnxPolicy:
+    """A policy file loaded for numpy inference (no torch, no pickle).
+
+    ``OnnxPolicy("p.onnx").act(batch.obs, batch.mask)`` picks the greedy legal
+    card for every env; :meth:`logits` gives the raw outputs.
+
+    Attributes:
+        meta: the file's :class:`PolicyMeta`.
+    """
+
+    def __init__(self, path_or_model: Any) -> None:
+        self.model = load_onnx(path_or_model)
+        self.meta = check_policy(self.model)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """``[B, 90]`` unmasked logits of raw observations ``[B, D]``."""
+        return onnx_forward(self.model, obs)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: Optional[np.random.Generator] = None) -> np.ndarray:
+        """Actions ``[B]``: greedy over legal cards, or sampled from the masked softmax with ``rng``."""
+        lg = self.logits(obs)
+        if rng is None:
+            return masked_argmax(lg, mask)
+        z = np.where(mask, lg, -np.inf)
+        z = z - z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        u = rng.random((len(p), 1))
+        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)

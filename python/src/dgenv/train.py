@@ -1,0 +1,704 @@
+"""Masked PPO for the batch server: ``python -m dgenv.train --preset beat-heuristic``.
+
+A CleanRL-style PPO (one file of plain PyTorch) written for the batch API:
+the server steps N games per request and hands back numpy arrays, so the
+rollout is one torch forward over the whole batch per step, with no
+per-env Python objects (SB3 would wrap the batch in a VecEnv and loop over
+envs in Python for every step). Two ways to play:
+
+* **Against server-side opponents** (``--opponent random|heuristic|search|policy:NAME``):
+  the session has one learner seat; the server plays the other seats inside
+  each step, so every observation the client sees is a learner decision.
+* **Self-play** (``--opponent self``): the client plays every seat. In each
+  env and game one seat is the learner, chosen at random; the other seats are
+  played by one snapshot of the network sampled from a pool of past
+  snapshots (or the current network), batched per snapshot in torch. Only the
+  learner's decisions are trained on; rewards that accrue between two of its
+  decisions are credited to the first.
+
+Rewards are ``zero_sum`` by default: at the end of each deal the learner
+gets its points minus the mean of the other seats'. That is exactly the
+quantity the evaluation asks to be positive (beat the opponents' mean score),
+it cancels most of the deal-to-deal luck that ``points`` carries (a deal
+where every seat scores high is no better for anyone), and it keeps the
+value targets centred. ``--reward points`` is there for comparison.
+
+Output (``--out``, default ``runs/<preset or name>``): ``metrics.csv``
+(one row per update), ``eval.csv`` (one row per evaluation and opponent),
+TensorBoard event files in ``tb/`` (when ``tensorboard`` is installed),
+``curve.png``, checkpoints in ``checkpoints/`` (torch ``state_dict``; for
+resuming only) and ``policy.onnx`` (the "dgenv policy v1" file to serve and
+evaluate; no pickle anywhere on the serving path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
+from .policy import PolicyMeta
+
+__all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "mean_ci", "main"]
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a training run (the CLI flags have the same names, with dashes)."""
+
+    name: str = "run"
+    out: Optional[str] = None
+    # game and env
+    players: int = 4
+    deals: Optional[int] = None
+    opponent: str = "heuristic"  # random | heuristic | search | policy:NAME | self
+    reward: str = "zero_sum"
+    reward_scale: float = 0.05
+    num_envs: int = 512
+    seed: int = 1
+    # budget
+    minutes: float = 25.0
+    total_steps: int = 0  # learner transitions; 0 = until minutes run out
+    updates: int = 0  # 0 = no limit
+    # PPO
+    rollout_steps: int = 32  # learner decisions per env per update
+    epochs: int = 3
+    minibatches: int = 4
+    lr: float = 5e-4
+    lr_final: float = 0.1  # fraction of lr at the end of the budget (linear)
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float = 0.0  # 0 = no early stop
+    # network
+    hidden: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+    init: Optional[str] = None  # checkpoint to start from
+    # self-play
+    pool_size: int = 8
+    snapshot_every: int = 10  # updates between snapshots
+    self_prob: float = 0.5  # chance an env's opponents are the current net
+    # evaluation
+    eval_every_s: float = 180.0
+    eval_games: int = 1000
+    eval_opponents: tuple[str, ...] = ("random", "heuristic")
+    final_eval_games: int = 4000
+    eval_seed: int = 12345
+    # runtime
+    threads: int = 0  # torch threads; 0 = all cores
+    server: Optional[str] = None  # URL of a running server; None = start one
+    server_args: tuple[str, ...] = ()
+    progress: bool = True
+    tensorboard: bool = True
+    plot: bool = True
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # The documented run (docs/training.md): 1 learner seat vs 3 heuristic bots.
+    "beat-heuristic": dict(
+        name="beat-heuristic",
+        opponent="heuristic",
+        num_envs=512,
+        rollout_steps=32,
+        minutes=25.0,
+        hidden=(256, 256),
+        eval_every_s=240.0,
+    ),
+    # Self-play with a snapshot pool.
+    "selfplay": dict(name="selfplay", opponent="self", num_envs=512, rollout_steps=32, minutes=25.0),
+    # Seconds-long smoke run (tests, CI).
+    "tiny": dict(
+        name="tiny",
+        num_envs=8,
+        rollout_steps=8,
+        updates=2,
+        minutes=5.0,
+        hidden=(32,),
+        epochs=1,
+        minibatches=2,
+        eval_games=8,
+        final_eval_games=8,
+        eval_every_s=1e9,
+        progress=False,
+        tensorboard=False,
+    ),
+}
+
+
+def mean_ci(x: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of its 95% normal interval (1.96 standard errors)."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.size == 0:
+        return float("nan"), float("nan")
+    if a.size == 1:
+        return float(a[0]), float("nan")
+    return float(a.mean()), float(1.96 * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def _sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One action per row from the categorical of (already masked) logits (Gumbel-max)."""
+    u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=1)
+
+
+def evaluate_policy(
+    client: Any,
+    net: PolicyNet,
+    opponent: str,
+    games: int,
+    players: int = 4,
+    deals: Optional[int] = None,
+    seed: int = 12345,
+    greedy: bool = True,
+) -> dict[str, Any]:
+    """Play ``games`` games (one per env) of the net at seat 0 against ``opponent`` in the other seats.
+
+    Returns:
+        ``{"opponent", "games", "score": [mean, ci95], "opp_score": [mean, ci95],
+        "diff": [mean, ci95], "win_rate": [mean, ci95]}``: the policy's points per
+        game, the opponents' mean points per game, and the per-game difference.
+    """
+    env = client.make(
+        players=players, num_envs=games, seed=seed, learner_seats=[0], opponent=opponent, reward="points", deals=deals
+    )
+    try:
+        b = env.reset(seed=seed)
+        got = np.zeros(games, dtype=bool)
+        scores = np.zeros((games, players), dtype=np.float64)
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            while not got.all():
+                lg = masked_logits(net.logits(torch.from_numpy(np.asarray(b.obs, np.float32))), torch.from_numpy(b.mask.copy()))
+                a = lg.argmax(dim=1) if greedy else _sample(lg, gen)
+                b = env.step(a.numpy())
+                new = b.done & ~got
+                scores[new] = b.scores[new]
+                got |= b.done
+    finally:
+        env.close()
+    me = scores[:, 0]
+    others = scores[:, 1:].mean(axis=1)
+    best_other = scores[:, 1:].max(axis=1)
+    win = np.where(me > best_other, 1.0, np.where(me == best_other, 0.5, 0.0))
+    return {
+        "opponent": opponent,
+        "games": games,
+        "score": list(mean_ci(me)),
+        "opp_score": list(mean_ci(others)),
+        "diff": list(mean_ci(me - others)),
+        "win_rate": list(mean_ci(win)),
+    }
+
+
+class _Collector:
+    """Steps one session and turns learner decisions into PPO transitions."""
+
+    def __init__(self, env: Any, net: PolicyNet, cfg: TrainConfig, gen: torch.Generator, rng: np.random.Generator):
+        self.env = env
+        self.net = net
+        self.cfg = cfg
+        self.gen = gen
+        self.rng = rng
+        self.selfplay = cfg.opponent == "self"
+        N, D = env.num_envs, env.obs_size
+        self.N, self.D, self.P = N, D, env.players
+        if self.selfplay:
+            self.seat = rng.integers(0, self.P, N)
+        else:
+            if len(env.spec.learner_seats) != 1:
+                raise ValueError("training against bots needs exactly one learner seat")
+            self.seat = np.full(N, env.spec.learner_seats[0])
+        self.opp = np.full(N, -1)  # pool index of the opponents' snapshot (-1: current net)
+        self.pool: list[PolicyNet] = []
+        self.has = np.zeros(N, dtype=bool)
+        self.p_obs = np.zeros((N, D), np.float32)
+        self.p_mask = np.zeros((N, 90), bool)
+        self.p_act = np.zeros(N, np.int64)
+        self.p_logp = np.zeros(N, np.float32)
+        self.p_val = np.zeros(N, np.float32)
+        self.p_rew = np.zeros(N, np.float32)
+        self.batch = env.reset(seed=cfg.seed)
+        self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
+        self.raw_steps = 0
+
+    def add_snapshot(self, net: PolicyNet) -> None:
+        snap = PolicyNet(net.obs_size, net.hidden, net.activation, num_actions=net.num_actions)
+        snap.load_state_dict(net.state_dict())
+        snap.eval()
+        self.pool.append(snap)
+        if len(self.pool) > self.cfg.pool_size:
+            self.pool.pop(0)
+            self.opp = np.where(self.opp > 0, self.opp - 1, self.opp)  # indices shift; oldest's envs -> 0
+
+    def _new_opponents(self, idx: np.ndarray) -> None:
+        if not self.selfplay or idx.size == 0:
+            return
+        self.seat[idx] = self.rng.integers(0, self.P, idx.size)
+        if self.pool:
+            pick = self.rng.integers(0, len(self.pool), idx.size)
+            self.opp[idx] = np.where(self.rng.random(idx.size) < self.cfg.self_prob, -1, pick)
+        else:
+            self.opp[idx] = -1
+
+    def collect(self, target: int) -> dict[str, np.ndarray]:
+        """Step until ``target`` finished learner transitions are in hand; return them."""
+        out: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "rew", "done", "nval", "env")}
+        count = 0
+        scale = self.cfg.reward_scale
+        ar = np.arange(self.N)
+
+        def finish(rows: np.ndarray, nval: np.ndarray, done: bool) -> None:
+            nonlocal count
+            if rows.size == 0:
+                return
+            out["obs"].append(self.p_obs[rows].copy())
+            out["mask"].append(self.p_mask[rows].copy())
+            out["act"].append(self.p_act[rows].copy())
+            out["logp"].append(self.p_logp[rows].copy())
+            out["val"].append(self.p_val[rows].copy())
+            out["rew"].append(self.p_rew[rows] * scale)
+            out["done"].append(np.full(rows.size, done))
+            out["nval"].append(nval.astype(np.float32))
+            out["env"].append(rows.copy())
+            count += rows.size
+            self.has[rows] = False
+
+        while count < target:
+            b = self.batch
+            obs = np.asarray(b.obs, dtype=np.float32)
+            mask = np.asarray(b.mask, dtype=bool)
+            learn = (b.player.astype(np.int64) == self.seat) if self.selfplay else np.ones(self.N, bool)
+            actions = np.zeros(self.N, np.int64)
+            rows = ar[learn]
+            with torch.no_grad():
+                if rows.size:
+                    lg, v = self.net(torch.from_numpy(obs[rows]))
+                    lg = masked_logits(lg, torch.from_numpy(mask[rows]))
+                    a = _sample(lg, self.gen)
+                    logp = torch.log_softmax(lg, dim=1).gather(1, a[:, None]).squeeze(1)
+                    a_np, v_np = a.numpy(), v.numpy()
+                    pend = rows[self.has[rows]]
+                    finish(pend, v_np[self.has[rows]], False)
+                    self.p_obs[rows] = obs[rows]
+                    self.p_mask[rows] = mask[rows]
+                    self.p_act[rows] = a_np
+                    self.p_logp[rows] = logp.numpy()
+                    self.p_val[rows] = v_np
+                    self.p_rew[rows] = 0.0
+                    self.has[rows] = True
+                    actions[rows] = a_np
+                if self.selfplay:
+                    others = ar[~learn]
+                    for k in np.unique(self.opp[others]):
+                        r = others[self.opp[others] == k]
+                        net = self.net if k < 0 else self.pool[k]
+                        lg = masked_logits(net.logits(torch.from_numpy(obs[r])), torch.from_numpy(mask[r]))
+                        actions[r] = _sample(lg, self.gen).numpy()
+            b = self.env.step(actions)
+            self.batch = b
+            self.raw_steps += 1
+            self.p_rew += np.where(self.has, b.rewards[ar, self.seat], 0.0).astype(np.float32)
+            if b.done.any():
+                d = ar[b.done]
+                sc = b.scores[d].astype(np.float64)
+                me = sc[np.arange(d.size), self.seat[d]]
+                others = (sc.sum(axis=1) - me) / (self.P - 1)
+                self.episodes.extend(zip(me.tolist(), others.tolist()))
+                dh = d[self.has[d]]
+                finish(dh, np.zeros(dh.size, np.float32), True)
+                self._new_opponents(d)
+        return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages and returns over per-env chains of transitions (time order kept per env)."""
+    n = buf["env"].size
+    order = np.argsort(buf["env"], kind="stable")
+    env_s = buf["env"][order]
+    start = np.r_[0, np.flatnonzero(np.diff(env_s)) + 1]
+    first = np.zeros(n, np.int64)
+    first[start] = start
+    first = np.maximum.accumulate(first)
+    slot = np.arange(n) - first
+    chain = np.cumsum(np.r_[0, (np.diff(env_s) != 0).astype(np.int64)])
+    L, C = int(slot.max()) + 1, int(chain.max()) + 1
+    def grid(x: np.ndarray, fill: float = 0.0) -> np.ndarray:
+        g = np.full((L, C), fill, np.float32)
+        g[slot, chain] = x[order]
+        return g
+    rew, val, nval, done = grid(buf["rew"]), grid(buf["val"]), grid(buf["nval"]), grid(buf["done"].astype(np.float32))
+    valid = np.zeros((L, C), bool)
+    valid[slot, chain] = True
+    delta = rew + gamma * nval * (1.0 - done) - val
+    adv = np.zeros((L, C), np.float32)
+    nxt = np.zeros(C, np.float32)
+    for t in range(L - 1, -1, -1):
+        nxt_ok = valid[t + 1] if t + 1 < L else np.zeros(C, bool)
+        adv[t] = delta[t] + gamma * lam * (1.0 - done[t]) * np.where(nxt_ok, nxt, 0.0)
+        nxt = adv[t]
+    out = np.empty(n, np.float32)
+    out[order] = adv[slot, chain]
+    return out, out + buf["val"]
+
+
+class _Logger:
+    def __init__(self, out: Path, tensorboard: bool):
+        self.out = out
+        self.files: dict[str, Any] = {}
+        self.writers: dict[str, csv.DictWriter] = {}
+        self.tb = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tb = SummaryWriter(str(out / "tb"))
+            except Exception as e:  # tensorboard not installed
+                print(f"dgenv.train: no TensorBoard logging ({e})", file=sys.stderr)
+
+    def row(self, table: str, row: dict[str, Any], step: int) -> None:
+        if table not in self.writers:
+            f = open(self.out / f"{table}.csv", "w", newline="")
+            self.files[table] = f
+            self.writers[table] = csv.DictWriter(f, fieldnames=list(row))
+            self.writers[table].writeheader()
+        self.writers[table].writerow(row)
+        self.files[table].flush()
+        if self.tb is not None:
+            prefix = table if table != "eval" else f"eval/{row.get('opponent')}"
+            for k, v in row.items():
+                if isinstance(v, (int, float, np.floating, np.integer)) and k not in ("update", "step"):
+                    self.tb.add_scalar(f"{prefix}/{k}", float(v), step)
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+        if self.tb is not None:
+            self.tb.close()
+
+
+def plot_curve(out: Path, title: str = "") -> Optional[Path]:
+    """Draw ``curve.png`` from ``metrics.csv`` and ``eval.csv`` in ``out`` (matplotlib, Agg)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    m = out / "metrics.csv"
+    if m.exists():
+        rows = list(csv.DictReader(open(m)))
+        xs = [int(r["step"]) / 1e6 for r in rows if r.get("train_diff") not in ("", "nan", None)]
+        ys = [float(r["train_diff"]) for r in rows if r.get("train_diff") not in ("", "nan", None)]
+        if xs:
+            ax.plot(xs, ys, color="0.6", lw=1, label="training games (sampled actions)")
+    e = out / "eval.csv"
+    if e.exists():
+        rows = list(csv.DictReader(open(e)))
+        for opp in dict.fromkeys(r["opponent"] for r in rows):
+            rr = [r for r in rows if r["opponent"] == opp]
+            x = np.array([int(r["step"]) / 1e6 for r in rr])
+            y = np.array([float(r["diff"]) for r in rr])
+            c = np.array([float(r["diff_ci95"]) for r in rr])
+            ax.errorbar(x, y, yerr=c, marker="o", ms=4, capsize=3, label=f"eval vs 3x {opp} (greedy, 95% CI)")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel("learner decisions (millions)")
+    ax.set_ylabel("points per game: policy - opponents' mean")
+    ax.set_title(title or out.name)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    p = out / "curve.png"
+    fig.savefig(p)
+    plt.close(fig)
+    return p
+
+
+def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]:
+    """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
+
+    Starts a server with :func:`dgenv.serve` unless ``cfg.server`` names one.
+    """
+    from .server import serve
+    from .client import connect
+
+    out = Path(cfg.out or os.path.join("runs", cfg.name))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=list))
+    torch.manual_seed(cfg.seed)
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    rng = np.random.default_rng(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    t0 = time.monotonic()
+    budget = cfg.minutes * 60.0
+
+    client = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
+    log = _Logger(out, cfg.tensorboard)
+    env = None
+    try:
+        selfplay = cfg.opponent == "self"
+        env = client.make(
+            players=cfg.players,
+            num_envs=cfg.num_envs,
+            seed=cfg.seed,
+            learner_seats=None if selfplay else [0],
+            opponent=None if selfplay else cfg.opponent,
+            reward=cfg.reward,
+            deals=cfg.deals,
+        )
+        meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
+        if cfg.init:
+            net, m0, _ = load_checkpoint(cfg.init)
+            if m0.obs_size != env.obs_size:
+                raise ValueError(f"--init {cfg.init}: obs size {m0.obs_size}, session has {env.obs_size}")
+            net.train()
+        else:
+            net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size))
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+        col = _Collector(env, net, cfg, gen, rng)
+        if selfplay:
+            col.add_snapshot(net)
+        batch_target = cfg.num_envs * cfg.rollout_steps
+        step = 0
+        update = 0
+        last_eval = time.monotonic()
+        evals: list[dict[str, Any]] = []
+        best: tuple[float, int] = (-math.inf, -1)
+        pbar = None
+        if cfg.progress:
+            try:
+                from tqdm import tqdm
+
+                pbar = tqdm(total=int(budget), unit="s", desc=cfg.name, dynamic_ncols=True,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}s [{elapsed}<{remaining}]{postfix}")
+            except ImportError:
+                pbar = None
+
+        def run_eval(games: int, tag: str) -> list[dict[str, Any]]:
+            net.eval()
+            res = []
+            for opp in cfg.eval_opponents:
+                r = evaluate_policy(client, net, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
+                r.update(update=update, step=step, time=round(time.monotonic() - t0, 1), tag=tag)
+                res.append(r)
+                log.row(
+                    "eval",
+                    {
+                        "update": update, "step": step, "time": r["time"], "tag": tag, "opponent": opp, "games": games,
+                        "score": r["score"][0], "score_ci95": r["score"][1],
+                        "opp_score": r["opp_score"][0], "opp_score_ci95": r["opp_score"][1],
+                        "diff": r["diff"][0], "diff_ci95": r["diff"][1],
+                        "win_rate": r["win_rate"][0], "win_rate_ci95": r["win_rate"][1],
+                    },
+                    step,
+                )
+            net.train()
+            return res
+
+        def done_yet() -> bool:
+            if cfg.updates and update >= cfg.updates:
+                return True
+            if cfg.total_steps and step >= cfg.total_steps:
+                return True
+            return time.monotonic() - t0 >= budget
+
+        while not done_yet():
+            frac = min(1.0, max((time.monotonic() - t0) / budget, step / cfg.total_steps if cfg.total_steps else 0.0))
+            lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * frac)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            tc = time.monotonic()
+            net.eval()
+            buf = col.collect(batch_target)
+            t_collect = time.monotonic() - tc
+            adv, ret = _gae(buf, cfg.gamma, cfg.gae_lambda)
+            n = adv.size
+            obs_t = torch.from_numpy(buf["obs"])
+            mask_t = torch.from_numpy(buf["mask"])
+            act_t = torch.from_numpy(buf["act"])
+            logp_t = torch.from_numpy(buf["logp"])
+            adv_t = torch.from_numpy(adv)
+            ret_t = torch.from_numpy(ret)
+            net.train()
+            mb = max(1, n // cfg.minibatches)
+            stats: dict[str, list[float]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+            tu = time.monotonic()
+            stop = False
+            for _ in range(cfg.epochs):
+                perm = torch.randperm(n, generator=gen)
+                for s in range(0, n - mb + 1, mb):
+                    i = perm[s : s + mb]
+                    lg, v = net(obs_t[i])
+                    lg = masked_logits(lg, mask_t[i])
+                    lsm = torch.log_softmax(lg, dim=1)
+                    newlogp = lsm.gather(1, act_t[i][:, None]).squeeze(1)
+                    ent = -(lsm.exp() * lsm).sum(1).mean()
+                    ratio = (newlogp - logp_t[i]).exp()
+                    a = adv_t[i]
+                    a = (a - a.mean()) / (a.std() + 1e-8)
+                    pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
+                    vl = 0.5 * (v - ret_t[i]).square().mean()
+                    loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                    opt.step()
+                    with torch.no_grad():
+                        lr_ = newlogp - logp_t[i]
+                        kl = ((ratio - 1) - lr_).mean().item()
+                    stats["pg_loss"].append(pg.item())
+                    stats["v_loss"].append(vl.item())
+                    stats["entropy"].append(ent.item())
+                    stats["approx_kl"].append(kl)
+                    stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip).float().mean().item())
+                    if cfg.target_kl and kl > cfg.target_kl:
+                        stop = True
+                        break
+                if stop:
+                    break
+            t_update = time.monotonic() - tu
+            update += 1
+            step += n
+            if col.selfplay and update % cfg.snapshot_every == 0:
+                col.add_snapshot(net)
+            eps = col.episodes[-2 * cfg.num_envs :]
+            col.episodes = eps
+            diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
+            var_y = float(np.var(ret))
+            ev = float("nan") if var_y == 0 else 1.0 - float(np.var(ret - buf["val"])) / var_y
+            elapsed = time.monotonic() - t0
+            row = {
+                "update": update,
+                "step": step,
+                "time": round(elapsed, 1),
+                "sps": round(n / max(t_collect + t_update, 1e-9), 1),
+                "collect_s": round(t_collect, 3),
+                "update_s": round(t_update, 3),
+                "lr": lr,
+                "train_score": float(np.mean([a for a, _ in eps])) if eps else float("nan"),
+                "train_diff": diff,
+                "explained_var": ev,
+                **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()},
+            }
+            log.row("metrics", row, step)
+            if on_update is not None:
+                on_update(row)
+            if pbar is not None:
+                pbar.n = min(int(elapsed), int(budget))
+                post = {"upd": update, "steps": f"{step / 1e6:.2f}M", "sps": int(row["sps"]), "train_diff": f"{diff:+.1f}"}
+                for r in evals[-len(cfg.eval_opponents) :]:
+                    post[f"vs_{r['opponent']}"] = f"{r['diff'][0]:+.1f}"
+                pbar.set_postfix(post, refresh=True)
+            if time.monotonic() - last_eval >= cfg.eval_every_s and not done_yet():
+                res = run_eval(cfg.eval_games, "periodic")
+                evals.extend(res)
+                last_eval = time.monotonic()
+                save_checkpoint(out / "checkpoints" / f"update_{update:05d}.pt", net, meta, {"update": update, "step": step})
+                key = res[-1]["diff"][0]
+                if key > best[0]:
+                    best = (key, update)
+                    save_checkpoint(out / "checkpoints" / "best.pt", net, meta, {"update": update, "step": step})
+                if cfg.plot:
+                    plot_curve(out, cfg.name)
+        if pbar is not None:
+            pbar.n = pbar.total
+            pbar.close()
+        ck = save_checkpoint(out / "checkpoints" / "final.pt", net, meta, {"update": update, "step": step})
+        desc = f"dgenv.train {cfg.name}: {update} updates, {step} learner decisions, opponent {cfg.opponent}"
+        onnx_path = export_onnx(net, meta, out / "policy.onnx", description=desc)
+        final = run_eval(cfg.final_eval_games, "final")
+        if cfg.plot:
+            plot_curve(out, cfg.name)
+        summary = {
+            "out": str(out),
+            "checkpoint": str(ck),
+            "onnx": str(onnx_path),
+            "updates": update,
+            "steps": step,
+            "minutes": round((time.monotonic() - t0) / 60.0, 2),
+            "final_eval": final,
+            "best_periodic": {"diff_vs_last_opponent": best[0], "update": best[1]},
+        }
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        return summary
+    finally:
+        log.close()
+        if env is not None:
+            env.close()
+        if hasattr(client, "stop"):
+            client.stop()
+        else:
+            client.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m dgenv.train",
+        description="Masked PPO against the batch server's bots or in self-play; exports a policy-v1 ONNX file.",
+    )
+    p.add_argument("--preset", choices=sorted(PRESETS), help="start from a named configuration (flags override it)")
+    defaults = TrainConfig()
+    for f in fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        d = getattr(defaults, f.name)
+        if isinstance(d, bool):
+            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes", "on"), default=None, metavar="BOOL")
+        elif isinstance(d, tuple):
+            p.add_argument(flag, type=str, default=None, metavar="A,B", help="comma-separated")
+        elif isinstance(d, (int, float)):
+            p.add_argument(flag, type=type(d), default=None)
+        else:
+            p.add_argument(flag, type=str, default=None)
+    return p
+
+
+def config_from_args(argv: Optional[Sequence[str]] = None) -> TrainConfig:
+    """Parse CLI flags (over the preset, over the defaults) into a :class:`TrainConfig`."""
+    a = _parser().parse_args(argv)
+    kw: dict[str, Any] = dict(PRESETS[a.preset]) if a.preset else {}
+    defaults = TrainConfig()
+    for f in fields(TrainConfig):
+        v = getattr(a, f.name)
+        if v is None:
+            continue
+        d = getattr(defaults, f.name)
+        if isinstance(d, tuple):
+            items = [x for x in v.split(",") if x]
+            v = tuple(int(x) for x in items) if f.name == "hidden" else tuple(items)
+        kw[f.name] = v
+    return TrainConfig(**kw)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """CLI entry point."""
+    cfg = config_from_args(argv)
+    s = train(cfg)
+    print(json.dumps({k: s[k] for k in ("out", "onnx", "updates", "steps", "minutes")}))
+    for r in s["final_eval"]:
+        print(
+            f"vs 3x {r['opponent']:<10} {r['games']} games: policy {r['score'][0]:.1f} ± {r['score'][1]:.1f}, "
+            f"opponents {r['opp_score'][0]:.1f} ± {r['opp_score'][1]:.1f}, diff {r['diff'][0]:+.1f} ± {r['diff'][1]:.1f}, "
+            f"win rate {r['win_rate'][0]:.3f} ± {r['win_rate'][1]:.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
