@@ -63,6 +63,10 @@ func conformancePlayout(tb testing.TB, s *env.State, rng *env.RNG, deepEvery int
 				}
 			}
 			clear(plays)
+			if deepEvery > 0 && !s.IsTerminal() { // a state whose Rewards are a deal's points
+				deepCheck(tb, s, rng)
+				st.deep++
+			}
 		}
 		for i, r := range rewards {
 			sum[i] += r
@@ -124,7 +128,7 @@ func deepCheck(tb testing.TB, s *env.State, rng *env.RNG) {
 
 	// Clone is independent: playing the clone out leaves s as it was.
 	c := s.Clone()
-	if c.Serialize() != text || c.String() != str {
+	if c.Serialize() != text || c.String() != str || !slices.Equal(c.Rewards(), s.Rewards()) {
 		tb.Fatalf("Clone() differs from the original")
 	}
 	playToEnd(tb, c, ptr(env.NewRNG(seed, 1)))
@@ -140,7 +144,8 @@ func deepCheck(tb testing.TB, s *env.State, rng *env.RNG) {
 	if got := d.Serialize(); got != text {
 		tb.Fatalf("Serialize() after a round trip:\n%s\nwant\n%s", got, text)
 	}
-	if d.String() != str || !slices.Equal(d.History(), s.History()) || !slices.Equal(d.Returns(), s.Returns()) {
+	if d.String() != str || !slices.Equal(d.History(), s.History()) || !slices.Equal(d.Returns(), s.Returns()) ||
+		!slices.Equal(d.Rewards(), s.Rewards()) || d.CurrentPlayer() != s.CurrentPlayer() {
 		tb.Fatalf("DeserializeState(Serialize()) shows a different state:\n%s\nwant\n%s", d, str)
 	}
 	c2 := s.Clone()
