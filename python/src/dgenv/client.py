@@ -154,7 +154,9 @@ class Batch(NamedTuple):
         scores: ``[N, P]`` int32, final totals of the game that just ended (0 where not done).
         episode: ``[N]`` int64, games finished in that env so far.
 
-    Arrays decoded straight from the wire are read-only views of the answer.
+    Arrays decoded straight from the wire are views of the answer's bytes (no
+    copy); small answers' views are read-only. Each answer has its own buffer,
+    so a Batch stays valid after later steps.
     """
 
     obs: np.ndarray

@@ -102,7 +102,7 @@ class VectorEnv(gym.vector.VectorEnv):
             players=players,
             num_envs=num_envs,
             seed=seed,
-            learner_seats=seats if players > 1 else None,
+            learner_seats=seats,
             opponent=opponent,
             reward=reward,
             deals=deals,
