@@ -512,10 +512,10 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 		name string
 		cfg  env.VecConfig
 	}{
-		{"self-play", env.VecConfig{Params: env.Params{Players: 4, Deals: 1}, NumEnvs: 256, Workers: 2}},
-		{"a learner against heuristic opponents", env.VecConfig{Params: env.Params{Players: 4, Deals: 1}, NumEnvs: 256, Workers: 2,
+		{"self-play", env.VecConfig{Params: env.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2}},
+		{"a learner against heuristic opponents", env.VecConfig{Params: env.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2,
 			LearnerSeats: []int{0}, Opponent: "heuristic"}},
-		{"learners against random opponents, zero-sum", env.VecConfig{Params: env.Params{Players: 6, Deals: 1}, NumEnvs: 256, Workers: 2,
+		{"learners against random opponents, zero-sum", env.VecConfig{Params: env.Params{Players: 6, Deals: 1}, NumEnvs: 128, Workers: 2,
 			LearnerSeats: []int{1, 4}, Opponent: "random", Reward: env.RewardZeroSum}},
 	}
 	for _, tc := range configs {
