@@ -67,6 +67,20 @@ func TestNoForbiddenImports(t *testing.T) {
 		if !slices.Contains(deps, "github.com/davidgoliath/dgenv/obs") {
 			t.Fatalf("go list -deps printed %d packages without obs: %v", len(deps), deps)
 		}
+		// Subpackages (env/policy, ...) follow the same rule for their own imports.
+		out, err = exec.Command(goTool, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}",
+			"github.com/davidgoliath/dgenv/env/...", "github.com/davidgoliath/dgenv/obs/...").Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			for _, imp := range f[1:] {
+				if slices.Contains(forbiddenDirect, imp) {
+					t.Errorf("%s imports %s", f[0], imp)
+				}
+			}
+		}
 		for _, dep := range deps {
 			if slices.Contains(forbiddenImports, dep) || strings.HasPrefix(dep, "net/http/") ||
 				strings.Contains(dep, "msgpack") || strings.Contains(dep, "viper") || strings.Contains(dep, "gin-gonic") {
