@@ -141,6 +141,28 @@ def bench_openspiel(seconds: float, seed: int) -> Optional[dict]:
             "games": games, "obs_size": game.information_state_tensor_shape()[0]}
 
 
+def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
+    """The Go engine's own rate (cmd/dgbench, in-process random play): the ceiling for the client."""
+    import shutil
+    import subprocess
+
+    from dgenv.server import find_repo
+
+    repo = find_repo()
+    exe = None
+    if repo is not None and (repo / "bin" / "dgbench").is_file():
+        exe = str(repo / "bin" / "dgbench")
+    exe = exe or shutil.which("dgbench")
+    if exe is None:
+        return None
+    out = subprocess.run([exe, "-players", str(players), "-envs", str(n), "-seconds", str(seconds)],
+                         capture_output=True, text=True).stdout
+    fields = dict(f.split("=", 1) for f in out.split() if "=" in f)
+    if "steps_per_sec" not in fields:
+        return None
+    return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": float(fields["steps_per_sec"])}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="use this running server instead of starting one")
@@ -150,6 +172,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-pipelined", action="store_true", help="skip the two-session pipelined runs")
     ap.add_argument("--no-openspiel", action="store_true")
+    ap.add_argument("--no-engine", action="store_true", help="skip the in-process Go engine reference (bin/dgbench)")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
@@ -171,12 +194,16 @@ def main() -> None:
             srv.stop()
         else:
             client.close()
+    eng = None if args.no_engine else bench_engine(max(sizes), args.players, args.seconds)
+    if eng:
+        results.append(eng)
+        print(f"go engine in-process N={max(sizes)} (bin/dgbench, no HTTP, no Python)  {eng['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
     os_r = None if args.no_openspiel else bench_openspiel(args.seconds, args.seed)
     if os_r:
         results.append(os_r)
         print(f"openspiel oh_hell (pyspiel, 1 game)  {os_r['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
-        best = max(r["env_steps_per_s"] for r in results if r.get("num_envs") == max(sizes) and "mode" in r
-                   and r["mode"] != "openspiel oh_hell")
+        best = max(r["env_steps_per_s"] for r in results
+                   if r.get("num_envs") == max(sizes) and r["mode"] in ("sync", "pipelined"))
         print(f"client at N={max(sizes)} / openspiel: {best / os_r['env_steps_per_s']:.0f}x")
     meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
             "machine": platform.machine(), "load_avg": os.getloadavg()}

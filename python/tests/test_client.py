@@ -115,6 +115,7 @@ def test_illegal_action_raises_with_env_action_legal_and_changes_nothing(make) -
     env = make(num_envs=8, seed=21)
     twin = make(num_envs=8, seed=21)
     b, tb = env.reset(), twin.reset()
+    np.testing.assert_array_equal(b.obs, tb.obs)
     actions = np.argmax(b.mask, axis=1)
     bad = actions.copy()
     illegal = np.flatnonzero(~b.mask[5])[0]

@@ -7,14 +7,13 @@ import warnings
 import numpy as np
 import pytest
 
-gymnasium = pytest.importorskip("gymnasium")  # installed by `make test`; never absent there
-from gymnasium.utils.env_checker import check_env  # noqa: E402
-from gymnasium.vector import AutoresetMode  # noqa: E402
+from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
 
-import dgenv  # noqa: E402
-from dgenv.gymnasium import Env, VectorEnv  # noqa: E402
+import dgenv
+from dgenv.gymnasium import Env, VectorEnv
 
-from conftest import random_legal  # noqa: E402
+from conftest import random_legal
 
 
 def test_single_env_passes_gymnasium_check_env(client: dgenv.Client) -> None:

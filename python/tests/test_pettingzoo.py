@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")  # installed by `make test`; never absent there
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test  # noqa: E402
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
-import dgenv  # noqa: E402
-from dgenv.pettingzoo import AECEnv, parallel_env  # noqa: E402
+import dgenv
+from dgenv.pettingzoo import AECEnv, parallel_env
 
 
 @pytest.mark.parametrize("players", [3, 4])

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-pytest.importorskip("sb3_contrib")  # installed by `make test`; never absent there
-import torch  # noqa: E402
-from sb3_contrib import MaskablePPO  # noqa: E402
-from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
-from stable_baselines3.common.env_checker import check_env as sb3_check_env  # noqa: E402
-from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+from stable_baselines3.common.vec_env import VecMonitor
 
-import dgenv  # noqa: E402
-from dgenv.gymnasium import Env  # noqa: E402
-from dgenv.sb3 import VecEnv  # noqa: E402
+import dgenv
+from dgenv.gymnasium import Env
+from dgenv.sb3 import VecEnv
 
 
 def test_vec_env_exposes_action_masks_the_sb3_way(client: dgenv.Client) -> None:

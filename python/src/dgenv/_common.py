@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Optional, Union
+from typing import Union
 
 from .client import Client, connect
 
