@@ -66,6 +66,7 @@ class TrainConfig:
     opponent: str = "heuristic"  # random | heuristic | search | policy:NAME | self
     reward: str = "zero_sum"
     reward_scale: float = 0.05
+    shaping: bool = True  # potential-based: deal score so far, from the prize piles
     num_envs: int = 512
     seed: int = 1
     # budget
@@ -100,7 +101,7 @@ class TrainConfig:
     final_eval_games: int = 4000
     eval_seed: int = 12345
     # runtime
-    threads: int = 0  # torch threads; 0 = all cores
+    threads: int = 1  # torch threads (1: OpenMP spinning collapses on a busy 2-core machine); 0 = torch default
     server: Optional[str] = None  # URL of a running server; None = start one
     server_args: tuple[str, ...] = ()
     progress: bool = True
@@ -232,6 +233,8 @@ class _Collector:
         self.p_logp = np.zeros(N, np.float32)
         self.p_val = np.zeros(N, np.float32)
         self.p_rew = np.zeros(N, np.float32)
+        self.p_phi = np.zeros(N, np.float32)
+        self.potential = _Potential(env.spec, cfg.reward) if cfg.shaping else None
         self.batch = env.reset(seed=cfg.seed)
         self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
         self.raw_steps = 0
@@ -262,7 +265,7 @@ class _Collector:
         scale = self.cfg.reward_scale
         ar = np.arange(self.N)
 
-        def finish(rows: np.ndarray, nval: np.ndarray, done: bool) -> None:
+        def finish(rows: np.ndarray, nval: np.ndarray, done: bool, phi_next: Optional[np.ndarray] = None) -> None:
             nonlocal count
             if rows.size == 0:
                 return
@@ -271,7 +274,10 @@ class _Collector:
             out["act"].append(self.p_act[rows].copy())
             out["logp"].append(self.p_logp[rows].copy())
             out["val"].append(self.p_val[rows].copy())
-            out["rew"].append(self.p_rew[rows] * scale)
+            r = self.p_rew[rows]
+            if self.potential is not None:  # F = phi(s') - phi(s), gamma = 1 within a game; phi = 0 after the end
+                r = r + (0.0 if phi_next is None else phi_next) - self.p_phi[rows]
+            out["rew"].append(r * scale)
             out["done"].append(np.full(rows.size, done))
             out["nval"].append(nval.astype(np.float32))
             out["env"].append(rows.copy())
@@ -292,8 +298,11 @@ class _Collector:
                     a = _sample(lg, self.gen)
                     logp = torch.log_softmax(lg, dim=1).gather(1, a[:, None]).squeeze(1)
                     a_np, v_np = a.numpy(), v.numpy()
-                    pend = rows[self.has[rows]]
-                    finish(pend, v_np[self.has[rows]], False)
+                    phi = self.potential(obs[rows]) if self.potential is not None else None
+                    hr = self.has[rows]
+                    finish(rows[hr], v_np[hr], False, None if phi is None else phi[hr])
+                    if phi is not None:
+                        self.p_phi[rows] = phi
                     self.p_obs[rows] = obs[rows]
                     self.p_mask[rows] = mask[rows]
                     self.p_act[rows] = a_np
@@ -323,6 +332,32 @@ class _Collector:
                 finish(dh, np.zeros(dh.size, np.float32), True)
                 self._new_opponents(d)
         return {k: np.concatenate(v) for k, v in out.items()}
+
+
+class _Potential:
+    """Deal score so far from the observer's view, read off the ``prizes`` section.
+
+    ``zero_sum``: the observer's score minus the mean of the others'; ``points``:
+    the observer's score. Used as the potential of potential-based shaping
+    (Ng et al. 1999): the learner is paid each trick's change of it instead of
+    waiting for the deal's end, and the return of a whole game is unchanged.
+    """
+
+    def __init__(self, spec: Any, reward: str):
+        sec = spec.obs.section("prizes")
+        self.sl = slice(sec.offset, sec.offset + sec.size)
+        self.P = spec.players
+        self.zero_sum = reward == "zero_sum"
+        self.values = np.tile(np.arange(1, 19, dtype=np.float32), 5).reshape(5, 18)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        pr = obs[:, self.sl].reshape(-1, self.P, 5, 18)
+        n = pr.sum(axis=3)
+        face = (pr * self.values).sum(axis=3)
+        score = np.where(n <= 2, face, n).sum(axis=2)  # [B, P], row 0 = observer
+        if self.zero_sum:
+            return (score[:, 0] - score[:, 1:].mean(axis=1)).astype(np.float32)
+        return score[:, 0].astype(np.float32)
 
 
 def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:

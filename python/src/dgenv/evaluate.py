@@ -1,0 +1,429 @@
+"""Matches between bots and trained policies: ``python -m dgenv.evaluate``.
+
+Plays ``--games`` games with the seats rotated and, with ``--duplicate``,
+every deal replayed in every seating so the luck of the cards cancels, then
+reports per agent the mean score per game, the score difference (own total
+minus the mean of the other seats) and the win rate, each with its 95%
+interval, plus Bradley-Terry ratings. Writes ``results.json``, ``results.csv``
+and a bar chart ``results.png`` (error bars = 95% intervals) to ``--out``.
+
+Agents: ``random``, ``heuristic``, ``search``, and trained policies as
+``policy:NAME`` (``NAME.onnx`` in ``--policies DIR``) or ``policy:PATH.onnx``
+(any file; it is linked into a temporary policies directory).
+
+Backends:
+
+* ``dgeval`` (default when ``bin/dgeval`` supports ``-policies``): the Go
+  command plays everything in process, on every core: fastest, and the only
+  one for mixed tables and the search bot at scale.
+* ``python``: server sessions; the policy seats are played in Python with
+  the numpy reference forward (:class:`dgenv.policy.OnnxPolicy`), the other
+  seats by one server bot; one session per seating rotation with the same
+  seed, so every seating sees the same deals (duplicate). For tables of
+  policies against one bot kind only.
+
+The same ``--seed`` gives the same games and the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["evaluate", "find_dgeval", "plot_results", "write_results", "main"]
+
+_PROGRESS = re.compile(r"(\d+)/(\d+) games")
+
+
+def _mean_ci(x: np.ndarray) -> dict[str, float]:
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return {"mean": float(x.mean()) if x.size else float("nan"), "ci95": float("nan")}
+    return {"mean": float(x.mean()), "ci95": float(1.96 * x.std(ddof=1) / math.sqrt(x.size))}
+
+
+def find_dgeval(binary: Optional[str] = None, build: bool = True) -> Optional[Path]:
+    """Path of the ``dgeval`` binary: ``binary``, ``$DGENV_DGEVAL``, the repository's
+    ``bin/dgeval`` (built with ``go build`` when missing and Go is there), or PATH."""
+    if binary:
+        return Path(binary)
+    env = os.environ.get("DGENV_DGEVAL")
+    if env:
+        return Path(env)
+    from .server import find_repo
+
+    repo = find_repo()
+    if repo is not None and (repo / "cmd" / "dgeval").is_dir():
+        out = repo / "bin" / "dgeval"
+        if build and shutil.which("go"):
+            subprocess.run(["go", "build", "-o", str(out), "./cmd/dgeval"], cwd=repo, check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if out.is_file():
+            return out
+    found = shutil.which("dgeval")
+    return Path(found) if found else None
+
+
+def _dgeval_supports_policies(exe: Path) -> bool:
+    try:
+        p = subprocess.run([str(exe), "-h"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "-policies" in p.stdout
+
+
+def _resolve_policies(agents: Sequence[str], policies_dir: Optional[str], tmp: Path) -> tuple[list[str], Optional[Path], dict[str, Path]]:
+    """Agent names for dgeval and the policies directory; ``policy:path.onnx`` becomes ``policy:<stem>``."""
+    names: list[str] = []
+    files: dict[str, Path] = {}
+    pdir: Optional[Path] = Path(policies_dir) if policies_dir else None
+    for a in agents:
+        if not a.startswith("policy:"):
+            names.append(a)
+            continue
+        ref = a[len("policy:"):]
+        if ref.endswith(".onnx") or os.sep in ref:
+            src = Path(ref).resolve()
+            if not src.is_file():
+                raise FileNotFoundError(f"agent {a}: no file {src}")
+            stem = re.sub(r"[^A-Za-z0-9_-]", "_", src.stem) or "policy"
+            while stem in files and files[stem] != src:
+                stem += "_"
+            files[stem] = src
+            names.append(f"policy:{stem}")
+        else:
+            if pdir is None:
+                raise ValueError(f"agent {a}: give --policies DIR (with {ref}.onnx) or a path to the .onnx file")
+            files[ref] = (pdir / f"{ref}.onnx").resolve()
+            names.append(a)
+    if files:
+        tmp.mkdir(parents=True, exist_ok=True)
+        for stem, src in files.items():
+            dst = tmp / f"{stem}.onnx"
+            if not dst.exists():
+                try:
+                    os.symlink(src, dst)
+                except OSError:
+                    shutil.copyfile(src, dst)
+        pdir = tmp
+    return names, pdir, files
+
+
+def _run_dgeval(
+    exe: Path, agents: list[str], players: int, deals: Optional[int], games: int, seed: int, duplicate: bool,
+    policies: Optional[Path], workers: int, progress: bool, tmp: Path,
+) -> dict[str, Any]:
+    out = tmp / "dgeval.json"
+    cmd = [str(exe), "-players", str(players), "-agents", ",".join(agents), "-games", str(games),
+           "-seed", str(seed), "-json", str(out)]
+    if deals:
+        cmd += ["-deals", str(deals)]
+    if duplicate:
+        cmd.append("-duplicate")
+    if workers:
+        cmd += ["-workers", str(workers)]
+    if policies is not None:
+        cmd += ["-policies", str(policies)]
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=games, unit="game", desc="dgeval", dynamic_ncols=True)
+        except ImportError:
+            bar = None
+    else:
+        cmd.append("-quiet")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    err_tail: list[str] = []
+    assert proc.stderr is not None
+    buf = ""
+    while True:
+        ch = proc.stderr.read(1)
+        if not ch:
+            break
+        if ch in "\r\n":
+            m = _PROGRESS.search(buf)
+            if m and bar is not None:
+                bar.total = int(m.group(2))
+                bar.n = int(m.group(1))
+                bar.refresh()
+            elif buf.strip():
+                err_tail.append(buf)
+            buf = ""
+        else:
+            buf += ch
+    if buf.strip():
+        err_tail.append(buf)
+    stdout = proc.stdout.read() if proc.stdout else ""
+    rc = proc.wait()
+    if bar is not None:
+        bar.close()
+    if rc != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {rc}:\n" + "\n".join(err_tail[-20:]) + stdout)
+    res = json.loads(out.read_text())
+    res["backend"] = "dgeval"
+    res["command"] = cmd
+    res["report"] = stdout
+    return res
+
+
+def _bt_ratings(wins: dict[tuple[str, str], float], names: list[str], iters: int = 200) -> dict[str, float]:
+    """Bradley-Terry strengths from pairwise win counts, on the Elo scale (mean 1500)."""
+    if len(names) < 2:
+        return {n: 1500.0 for n in names}
+    s = {n: 1.0 for n in names}
+    for _ in range(iters):
+        new = {}
+        for i in names:
+            w = sum(wins.get((i, j), 0.0) for j in names if j != i) + 0.5
+            d = sum((wins.get((i, j), 0.0) + wins.get((j, i), 0.0) + 1.0) / (s[i] + s[j]) for j in names if j != i)
+            new[i] = w / d if d > 0 else s[i]
+        g = math.exp(np.mean([math.log(v) for v in new.values()]))
+        s = {k: v / g for k, v in new.items()}
+    return {k: 1500.0 + 400.0 * math.log10(v) for k, v in s.items()}
+
+
+def _run_python(
+    agents: list[str], files: dict[str, Path], players: int, deals: Optional[int], games: int, seed: int,
+    duplicate: bool, progress: bool, server: Optional[str],
+) -> dict[str, Any]:
+    from .client import connect
+    from .policy import OnnxPolicy
+    from .server import serve
+
+    pol_seats = [i for i, a in enumerate(agents) if a.startswith("policy:")]
+    bots = {a for a in agents if not a.startswith("policy:")}
+    if not pol_seats:
+        raise ValueError("the python backend needs at least one policy agent (use dgeval for bots only)")
+    if len(bots) > 1:
+        raise ValueError(f"the python backend plays one bot kind in the non-policy seats; have {sorted(bots)}: use dgeval")
+    bot = next(iter(bots)) if bots else None
+    models = {a: OnnxPolicy(files[a[len("policy:"):]]) for a in agents if a.startswith("policy:")}
+    rotations = list(range(players)) if duplicate else [0]
+    per_rot = max(1, games // len(rotations))
+    client = connect(server) if server else serve()
+    rows: list[tuple[int, list[str], np.ndarray]] = []  # (game index, seat agents, totals)
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=per_rot * len(rotations), unit="game", desc="sessions", dynamic_ncols=True)
+        except ImportError:
+            bar = None
+    try:
+        for r in rotations:
+            seat_agents = [agents[(s - r) % players] for s in range(players)]  # agent i sits at seat (i + r) % P
+            learners = [s for s, a in enumerate(seat_agents) if a.startswith("policy:")]
+            env = client.make(players=players, num_envs=per_rot, seed=seed, deals=deals,
+                              learner_seats=learners if bot else None, opponent=bot, reward="points", obs_dtype=None)
+            try:
+                b = env.reset(seed=seed)
+                got = np.zeros(per_rot, bool)
+                totals = np.zeros((per_rot, players), np.int64)
+                while not got.all():
+                    acts = np.zeros(per_rot, np.int64)
+                    for s in learners:
+                        rows_s = np.flatnonzero(b.player == s)
+                        if rows_s.size:
+                            acts[rows_s] = models[seat_agents[s]].act(b.obs[rows_s], b.mask[rows_s])
+                    b = env.step(acts)
+                    new = b.done & ~got
+                    totals[new] = b.scores[new]
+                    got |= b.done
+                    if bar is not None:
+                        bar.n = len(rows) + int(got.sum())
+                        bar.refresh()
+            finally:
+                env.close()
+            rows.extend((g, seat_agents, totals[g]) for g in range(per_rot))
+    finally:
+        if bar is not None:
+            bar.close()
+        if hasattr(client, "stop"):
+            client.stop()
+    names = list(dict.fromkeys(agents))
+    score: dict[str, list[float]] = {n: [] for n in names}
+    diff: dict[str, list[float]] = {n: [] for n in names}
+    win: dict[str, list[float]] = {n: [] for n in names}
+    pair: dict[tuple[str, str], float] = {}
+    for _, seat_agents, tot in rows:
+        best = tot.max()
+        nbest = int((tot == best).sum())
+        for s, a in enumerate(seat_agents):
+            score[a].append(float(tot[s]))
+            diff[a].append(float(tot[s] - (tot.sum() - tot[s]) / (players - 1)))
+            win[a].append(1.0 / nbest if tot[s] == best else 0.0)
+            for t, b2 in enumerate(seat_agents):
+                if b2 != a:
+                    pair[(a, b2)] = pair.get((a, b2), 0.0) + (1.0 if tot[s] > tot[t] else 0.5 if tot[s] == tot[t] else 0.0)
+    out_agents = [
+        {"name": n, "seats": agents.count(n), "score": _mean_ci(score[n]), "score_diff": _mean_ci(diff[n]),
+         "win_rate": _mean_ci(win[n])}
+        for n in names
+    ]
+    return {"backend": "python", "games": len(rows), "players": players, "seed": seed, "duplicate": duplicate,
+            "agents": out_agents, "ratings": _bt_ratings(pair, names)}
+
+
+def evaluate(
+    agents: Sequence[str],
+    games: int = 2000,
+    players: Optional[int] = None,
+    deals: Optional[int] = None,
+    seed: int = 1,
+    duplicate: bool = True,
+    policies: Optional[str] = None,
+    backend: str = "auto",
+    workers: int = 0,
+    progress: bool = True,
+    dgeval: Optional[str] = None,
+    server: Optional[str] = None,
+) -> dict[str, Any]:
+    """Play a match and return its summary.
+
+    Args:
+        agents: one agent per seat (``"heuristic"``, ``"policy:NAME"``, ``"policy:path.onnx"``...).
+        games: games to play (with ``duplicate``, dgeval counts every rotation as a game).
+        players: seats per table (default ``len(agents)``).
+        deals: deals per game (default: as many as players).
+        seed: the same seed replays the same games.
+        duplicate: replay every deal in every seating rotation.
+        policies: directory holding ``NAME.onnx`` for ``policy:NAME`` agents.
+        backend: ``"dgeval"``, ``"python"`` or ``"auto"`` (dgeval when it can load policies).
+        workers: dgeval goroutines (0 = all cores).
+        progress: show a progress bar.
+        dgeval: path of the dgeval binary.
+        server: URL of a running server for the python backend (default: start one).
+
+    Returns:
+        ``{"backend", "games", "players", "seed", "duplicate", "agents": [{"name", "seats",
+        "score", "score_diff", "win_rate"}], "ratings"}``, each statistic ``{"mean", "ci95"}``.
+    """
+    agents = [a.strip() for a in agents if a.strip()]
+    players = players or len(agents)
+    if len(agents) != players:
+        raise ValueError(f"{len(agents)} agents for {players} seats")
+    with tempfile.TemporaryDirectory(prefix="dgeval-") as td:
+        tmp = Path(td)
+        names, pdir, files = _resolve_policies(agents, policies, tmp / "policies")
+        if files:
+            from .policy import read_meta
+
+            for stem, f in files.items():
+                m = read_meta(f)
+                if m.players != players:
+                    raise ValueError(f"policy {stem} ({f}) was trained for {m.players} players, the table has {players}")
+        exe = None
+        if backend in ("auto", "dgeval"):
+            exe = find_dgeval(dgeval)
+            ok = exe is not None and exe.is_file() and (not files or _dgeval_supports_policies(exe))
+            if not ok:
+                if backend == "dgeval":
+                    raise RuntimeError("no dgeval binary that loads policies (-policies); build it with `make build`")
+                exe = None
+        if exe is not None:
+            res = _run_dgeval(exe, names, players, deals, games, seed, duplicate, pdir if files else None,
+                              workers, progress, tmp)
+        else:
+            res = _run_python(names, files, players, deals, games, seed, duplicate, progress, server)
+        res["agent_files"] = {k: str(v) for k, v in files.items()}
+        res["agents_given"] = agents
+        return res
+
+
+def write_results(res: dict[str, Any], out: Path) -> dict[str, Path]:
+    """Write ``results.json``, ``results.csv`` and ``results.png`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    pj = out / "results.json"
+    pj.write_text(json.dumps(res, indent=2, default=str))
+    pc = out / "results.csv"
+    with open(pc, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["agent", "seats", "score", "score_ci95", "score_diff", "score_diff_ci95", "win_rate", "win_rate_ci95", "rating"])
+        for a in res["agents"]:
+            w.writerow([a["name"], a["seats"], a["score"]["mean"], a["score"]["ci95"], a["score_diff"]["mean"],
+                        a["score_diff"]["ci95"], a["win_rate"]["mean"], a["win_rate"]["ci95"],
+                        res.get("ratings", {}).get(a["name"], "")])
+    paths = {"json": pj, "csv": pc}
+    png = plot_results(res, out / "results.png")
+    if png is not None:
+        paths["png"] = png
+    return paths
+
+
+def plot_results(res: dict[str, Any], path: Path, title: str = "") -> Optional[Path]:
+    """Bar chart of score per game and score difference per agent, with 95% error bars."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    ag = res["agents"]
+    names = [a["name"] for a in ag]
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), dpi=110)
+    for ax, key, label in zip(axes, ("score", "score_diff", "win_rate"), ("points per game", "points - others' mean", "win rate")):
+        m = [a[key]["mean"] for a in ag]
+        c = [0 if a[key]["ci95"] is None or (isinstance(a[key]["ci95"], float) and math.isnan(a[key]["ci95"])) else a[key]["ci95"] for a in ag]
+        ax.bar(range(len(ag)), m, yerr=c, capsize=4, color=[f"C{i}" for i in range(len(ag))])
+        ax.set_xticks(range(len(ag)))
+        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+        ax.set_title(label, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        if key == "score_diff":
+            ax.axhline(0, color="k", lw=0.8)
+    fig.suptitle(title or f"{res['games']} games, {res['players']} players, seed {res['seed']}"
+                 f"{', duplicate' if res.get('duplicate') else ''} (error bars: 95% CI)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """CLI entry point."""
+    p = argparse.ArgumentParser(prog="python -m dgenv.evaluate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--agents", required=True, help="comma-separated, one per seat: random, heuristic, search, policy:NAME or policy:FILE.onnx")
+    p.add_argument("--games", type=int, default=2000)
+    p.add_argument("--players", type=int, default=None)
+    p.add_argument("--deals", type=int, default=None)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--duplicate", type=lambda s: s.lower() in ("1", "true", "yes", "on"), default=True, metavar="BOOL")
+    p.add_argument("--policies", default=None, help="directory with NAME.onnx for policy:NAME")
+    p.add_argument("--backend", choices=("auto", "dgeval", "python"), default="auto")
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--out", default="eval_results", help="folder for results.json/.csv/.png")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--dgeval", default=None, help="path of the dgeval binary")
+    p.add_argument("--server", default=None, help="URL of a running server (python backend)")
+    a = p.parse_args(argv)
+    res = evaluate(a.agents.split(","), a.games, a.players, a.deals, a.seed, a.duplicate, a.policies, a.backend,
+                   a.workers, not a.quiet, a.dgeval, a.server)
+    paths = write_results(res, Path(a.out))
+    print(f"{res['games']} games, {res['players']} players, seed {res['seed']}, duplicate {res['duplicate']}, backend {res['backend']}")
+    print(f"{'agent':<24} {'seats':>5} {'score/game':>16} {'score diff':>16} {'win rate':>14} {'rating':>7}")
+    for ag in res["agents"]:
+        f = lambda d, k=1: f"{d['mean']:.{k}f} ± {d['ci95']:.{k}f}"
+        print(f"{ag['name']:<24} {ag['seats']:>5} {f(ag['score']):>16} {f(ag['score_diff']):>16} {f(ag['win_rate'], 3):>14} "
+              f"{res.get('ratings', {}).get(ag['name'], float('nan')):>7.0f}")
+    print("wrote " + ", ".join(str(v) for v in paths.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
