@@ -8,6 +8,7 @@ package env_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -374,8 +375,15 @@ func TestConformance(t *testing.T) {
 		{env.Params{Players: 6}, []uint64{1}},
 		{env.Params{Players: 6, Deals: 2, FirstDealer: 5}, []uint64{10, 11}},
 	}
+	long := os.Getenv("DG_LONG") == "1" // many more seeds, for a nightly run
 	for _, tc := range cases {
-		for _, seed := range tc.seeds {
+		seeds := tc.seeds
+		if long {
+			for s := range uint64(40) {
+				seeds = append(seeds, 1000+s)
+			}
+		}
+		for _, seed := range seeds {
 			name := fmt.Sprintf("random play with players=%d deals=%d first_dealer=%d seed=%d keeps every invariant",
 				tc.params.Players, tc.params.Deals, tc.params.FirstDealer, seed)
 			t.Run(name, func(t *testing.T) {
