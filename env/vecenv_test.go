@@ -538,3 +538,53 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestVecResetContinue(t *testing.T) {
+	cfg := env.VecConfig{Params: env.Params{Players: 3, Deals: 1}, NumEnvs: 130, Seed: 5, LearnerSeats: []int{2}, Opponent: "heuristic"}
+	c1, c2 := cfg, cfg
+	c1.Workers, c2.Workers = 1, 2
+	v1, v2 := newVec(t, c1), newVec(t, c2)
+	start := vecBytes(v1)
+	rng := env.NewRNG(5, 5)
+	actions := make([]int32, cfg.NumEnvs)
+	for range 20 { // past every env's first game (15 learner steps)
+		chooseFromMask(v1.Mask(), actions, &rng)
+		if err := v1.Step(actions); err != nil {
+			t.Fatal(err)
+		}
+		if err := v2.Step(actions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1.ResetContinue()
+	v2.ResetContinue()
+	t.Run("ResetContinue starts new games, clears counters and differs from the first games", func(t *testing.T) {
+		if bytes.Equal(vecBytes(v1), start) {
+			t.Errorf("ResetContinue gave the same games as the first Reset")
+		}
+		for k := range cfg.NumEnvs {
+			if v1.Episode()[k] != 0 || v1.Done()[k] != 0 {
+				t.Fatalf("env %d: Episode() = %d, Done() = %d after ResetContinue, want 0, 0", k, v1.Episode()[k], v1.Done()[k])
+			}
+			if s := v1.State(k); s.TricksDone() != 0 || s.DealIndex() != 0 {
+				t.Fatalf("env %d: not at the start of a game after ResetContinue", k)
+			}
+		}
+		checkVecStates(t, v1)
+	})
+	t.Run("ResetContinue does not depend on the worker count", func(t *testing.T) {
+		if !bytes.Equal(vecBytes(v1), vecBytes(v2)) {
+			t.Errorf("buffers differ between 1 and 2 workers after ResetContinue")
+		}
+	})
+	t.Run("the getters describe the configuration", func(t *testing.T) {
+		if v1.NumEnvs() != cfg.NumEnvs || v1.Game().NumPlayers() != 3 || v1.Layout().Size != v1.Game().ObservationLayout().Size ||
+			!slices.Equal(v1.LearnerSeats(), []int{2}) || v1.Config().Params.Deals != 1 || v1.Config().Opponent != "heuristic" {
+			t.Errorf("NumEnvs %d, players %d, layout %d, learners %v, config %+v", v1.NumEnvs(), v1.Game().NumPlayers(), v1.Layout().Size, v1.LearnerSeats(), v1.Config())
+		}
+		if len(v1.Obs()) != cfg.NumEnvs*v1.Layout().Size || len(v1.Mask()) != cfg.NumEnvs*env.NumActions || len(v1.Rewards()) != cfg.NumEnvs*3 ||
+			len(v1.Scores()) != cfg.NumEnvs*3 || len(v1.Player()) != cfg.NumEnvs || len(v1.Done()) != cfg.NumEnvs || len(v1.Episode()) != cfg.NumEnvs {
+			t.Errorf("buffer lengths do not match N=%d, P=3, D=%d", cfg.NumEnvs, v1.Layout().Size)
+		}
+	})
+}
