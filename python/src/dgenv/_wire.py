@@ -8,12 +8,22 @@ per-element parsing. Nothing here does I/O.
 from __future__ import annotations
 
 import base64
-from typing import Any, Mapping
+import math
+from typing import Any, Mapping, Optional
 
 import msgpack
 import numpy as np
 
-__all__ = ["encode_tensor", "decode_tensor", "is_tensor", "pack", "unpack", "unpack_views", "MSGPACK"]
+__all__ = [
+    "encode_tensor",
+    "decode_tensor",
+    "is_tensor",
+    "pack",
+    "unpack",
+    "unpack_views",
+    "BatchLayout",
+    "MSGPACK",
+]
 
 MSGPACK = "application/msgpack"
 JSON = "application/json"
@@ -35,18 +45,28 @@ def is_tensor(v: Any) -> bool:
     return isinstance(v, Mapping) and len(v) == 3 and _TENSOR_KEYS.issuperset(v.keys())
 
 
-def decode_tensor(v: Mapping[str, Any]) -> np.ndarray:
-    """Turn a wire tensor map into a (read-only, zero-copy) numpy array.
+_DTYPES: dict[str, np.dtype] = {}
 
-    ``data`` may be bytes (msgpack) or a base64 string (JSON).
+
+def _dtype(s: str) -> np.dtype:
+    dt = _DTYPES.get(s)
+    if dt is None:
+        dt = _DTYPES[s] = np.dtype(s)
+    return dt
+
+
+def decode_tensor(v: Mapping[str, Any]) -> np.ndarray:
+    """Turn a wire tensor map into a zero-copy numpy array over its data.
+
+    ``data`` may be bytes (msgpack), a memoryview, or a base64 string (JSON).
     """
     data = v["data"]
     if isinstance(data, str):
         data = base64.b64decode(data)
-    dt = np.dtype(v["dtype"])
+    dt = _dtype(v["dtype"])
     shape = tuple(int(d) for d in v["shape"])
     a = np.frombuffer(data, dtype=dt)
-    expected = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    expected = math.prod(shape)
     if a.size != expected:
         raise ValueError(f"tensor: {a.size} elements of {dt.str} for shape {list(shape)}")
     return a.reshape(shape)
@@ -91,15 +111,76 @@ def unpack_views(buf: memoryview) -> Any:
     return value
 
 
-def _parse(mv: memoryview, i: int) -> tuple[Any, int]:
+class _Blob:
+    """Where a bin value lies in the message (BatchLayout's learning pass)."""
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+class BatchLayout:
+    """The byte layout of one session's reset/step answers, learned once.
+
+    A session's answers always have the same keys, dtypes and shapes, so the
+    msgpack bytes around the tensor blobs never change. ``learn`` parses one
+    answer; ``decode`` then checks those framing bytes on each next answer and
+    slices the blobs straight out of its buffer (no parse, no copy). An answer
+    whose framing differs gets None, and the caller learns again.
+    """
+
+    def __init__(self, length: int, frame: list[tuple[int, int, bytes]], tensors: list[tuple[str, np.dtype, tuple[int, ...], int, int]]):
+        self.length = length
+        self.frame = frame
+        self.tensors = tensors
+
+    @classmethod
+    def learn(cls, buf: Any) -> "BatchLayout":
+        """Parse one answer (bytes-like) into a layout; ValueError if it is not a map of tensors."""
+        mv = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
+        blobs: list[_Blob] = []
+        value, end = _parse(mv, 0, blobs)
+        if end != len(mv) or not isinstance(value, dict):
+            raise ValueError("not a batch answer")
+        tensors = []
+        for key, t in value.items():
+            if not (isinstance(t, dict) and isinstance(t.get("data"), _Blob)):
+                raise ValueError(f"batch answer: {key!r} is not a tensor")
+            dt = _dtype(t["dtype"])
+            shape = tuple(int(x) for x in t["shape"])
+            b = t["data"]
+            if (b.end - b.start) != math.prod(shape) * dt.itemsize:
+                raise ValueError(f"tensor {key!r}: {b.end - b.start} bytes for {list(shape)} of {dt.str}")
+            tensors.append((str(key), dt, shape, b.start, b.end))
+        frame = []
+        pos = 0
+        for b in sorted(blobs, key=lambda b: b.start):
+            frame.append((pos, b.start, bytes(mv[pos : b.start])))
+            pos = b.end
+        frame.append((pos, len(mv), bytes(mv[pos:])))
+        return cls(len(mv), frame, tensors)
+
+    def decode(self, buf: np.ndarray) -> Optional[dict[str, np.ndarray]]:
+        """The tensors of answer ``buf`` (a uint8 array) as views, or None if its framing differs."""
+        if buf.size != self.length:
+            return None
+        mv = memoryview(buf)
+        for s, e, want in self.frame:
+            if mv[s:e] != want:
+                return None
+        return {k: buf[s:e].view(dt).reshape(shape) for k, dt, shape, s, e in self.tensors}
+
+
+def _parse(mv: memoryview, i: int, blobs: Optional[list] = None) -> tuple[Any, int]:
     c = mv[i]
     i += 1
     if c <= 0x7F:
         return c, i
     if 0x80 <= c <= 0x8F:
-        return _map(mv, i, c & 0x0F)
+        return _map(mv, i, c & 0x0F, blobs)
     if 0x90 <= c <= 0x9F:
-        return _array(mv, i, c & 0x0F)
+        return _array(mv, i, c & 0x0F, blobs)
     if 0xA0 <= c <= 0xBF:
         n = c & 0x1F
         return str(mv[i : i + n], "utf-8"), i + n
@@ -115,6 +196,10 @@ def _parse(mv: memoryview, i: int) -> tuple[Any, int]:
         w = 1 << (c - 0xC4)
         n = int.from_bytes(mv[i : i + w], "big")
         i += w
+        if blobs is not None:
+            b = _Blob(i, i + n)
+            blobs.append(b)
+            return b, i + n
         return mv[i : i + n], i + n
     if c in (0xD9, 0xDA, 0xDB):  # str 8/16/32
         w = 1 << (c - 0xD9)
@@ -133,25 +218,25 @@ def _parse(mv: memoryview, i: int) -> tuple[Any, int]:
         return _fmt(">d").unpack_from(mv, i)[0], i + 8
     if c in (0xDC, 0xDD):
         w = 2 if c == 0xDC else 4
-        return _array(mv, i + w, int.from_bytes(mv[i : i + w], "big"))
+        return _array(mv, i + w, int.from_bytes(mv[i : i + w], "big"), blobs)
     if c in (0xDE, 0xDF):
         w = 2 if c == 0xDE else 4
-        return _map(mv, i + w, int.from_bytes(mv[i : i + w], "big"))
+        return _map(mv, i + w, int.from_bytes(mv[i : i + w], "big"), blobs)
     raise ValueError(f"msgpack: unsupported type byte 0x{c:02x}")
 
 
-def _map(mv: memoryview, i: int, n: int) -> tuple[dict, int]:
+def _map(mv: memoryview, i: int, n: int, blobs: Optional[list] = None) -> tuple[dict, int]:
     d = {}
     for _ in range(n):
-        k, i = _parse(mv, i)
-        v, i = _parse(mv, i)
+        k, i = _parse(mv, i, blobs)
+        v, i = _parse(mv, i, blobs)
         d[k] = v
     return d, i
 
 
-def _array(mv: memoryview, i: int, n: int) -> tuple[list, int]:
+def _array(mv: memoryview, i: int, n: int, blobs: Optional[list] = None) -> tuple[list, int]:
     out = []
     for _ in range(n):
-        v, i = _parse(mv, i)
+        v, i = _parse(mv, i, blobs)
         out.append(v)
     return out, i

@@ -24,8 +24,6 @@ __all__ = ["Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Section", "connect
 
 NUM_ACTIONS = 90  # card id = colour * 18 + value - 1, for every player count
 
-# Answers at least this large are parsed into zero-copy views of one buffer.
-_VIEWS_MIN = 1 << 16
 
 # Errors that mean the keep-alive connection went away before our request was
 # read (the server closed an idle connection): safe to reconnect and resend once.
@@ -155,8 +153,8 @@ class Batch(NamedTuple):
         episode: ``[N]`` int64, games finished in that env so far.
 
     Arrays decoded straight from the wire are views of the answer's bytes (no
-    copy); small answers' views are read-only. Each answer has its own buffer,
-    so a Batch stays valid after later steps.
+    copy). Each answer has its own buffer, so a Batch stays valid after later
+    steps; arrays may be unaligned views (numpy handles them).
     """
 
     obs: np.ndarray
@@ -233,11 +231,11 @@ class _HTTP:
                     f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
                 ) from e
 
-    def receive(self, *, session_route: bool = False, views: bool = False) -> Any:
+    def receive(self, *, session_route: bool = False, raw: bool = False) -> Any:
         """Read the answer to the request :meth:`send` sent; decode it or raise its ServerError.
 
-        With ``views``, a msgpack answer is read into a fresh buffer and its
-        binary values are returned as zero-copy memoryviews of it.
+        With ``raw``, a successful msgpack answer is returned undecoded, as a
+        fresh uint8 array the caller's arrays may view (see BatchLayout).
         """
         if self._pending is None or self._conn is None:
             raise ServerUnavailable("no request in flight")
@@ -254,9 +252,7 @@ class _HTTP:
                 resp = self._conn.getresponse()
             ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
             n = resp.length
-            # Big answers skip the copy msgpack would make of each blob; small
-            # ones are faster through msgpack's C parser.
-            if views and resp.status < 400 and ctype == _wire.MSGPACK and n and n >= _VIEWS_MIN:
+            if raw and resp.status < 400 and ctype == _wire.MSGPACK and n:
                 buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
                 mv = memoryview(buf)
                 got = 0
@@ -277,13 +273,10 @@ class _HTTP:
             self._pending = None
         if resp.will_close:
             self.close()
-        decoded: Any = None
         if isinstance(data, memoryview):
-            try:
-                decoded = _wire.unpack_views(data)
-            except (ValueError, IndexError, UnicodeDecodeError):
-                decoded = _wire.unpack(data)
-        elif data:
+            return buf
+        decoded: Any = None
+        if data:
             try:
                 if ctype == _wire.JSON or (ctype != _wire.MSGPACK and data[:1] in (b"{", b"[")):
                     import json
@@ -309,11 +302,11 @@ class _HTTP:
         body: Any = None,
         *,
         session_route: bool = False,
-        views: bool = False,
+        raw: bool = False,
     ) -> Any:
         """Send one request; return the decoded body or raise the mapped ServerError."""
         self.send(method, path, body)
-        return self.receive(session_route=session_route, views=views)
+        return self.receive(session_route=session_route, raw=raw)
 
 
 class Client:
@@ -453,6 +446,7 @@ class BatchEnv:
         self._path = f"/v1/sessions/{session}"
         self._closed = False
         self._by_name = {s.name: s for s in spec.obs.sections}
+        self._layout: Optional[_wire.BatchLayout] = None
         self.last: Optional[Batch] = None
 
     # -- sizes ---------------------------------------------------------------
@@ -483,33 +477,46 @@ class BatchEnv:
         )
 
     # -- protocol ------------------------------------------------------------
-    def _call(self, method: str, path: str, body: Any = None, *, views: bool = False) -> Any:
+    def _call(self, method: str, path: str, body: Any = None, *, raw: bool = False) -> Any:
         if self._closed:
             raise DgenvError("env is closed")
         if self._http._pending is not None:
             raise DgenvError("a step_async is in flight: call step_wait first")
-        return self._http.request(method, self._path + path, body, session_route=True, views=views)
+        return self._http.request(method, self._path + path, body, session_route=True, raw=raw)
 
-    def _batch(self, ans: Mapping[str, Any]) -> Batch:
-        dec = _wire.decode_tensor
-        obs = dec(ans["obs"])
+    def _tensors(self, ans: Any) -> Mapping[str, np.ndarray]:
+        """The answer's tensors as arrays: a raw msgpack buffer through the learned layout."""
+        if isinstance(ans, np.ndarray):
+            t = self._layout.decode(ans) if self._layout is not None else None
+            if t is None:  # first answer of the session (or an unexpected one): learn its layout
+                try:
+                    self._layout = _wire.BatchLayout.learn(ans)
+                    t = self._layout.decode(ans)
+                except ValueError:
+                    t = None
+                if t is None:
+                    ans = _wire.unpack_views(memoryview(ans))
+            if t is not None:
+                return t
+        return {k: _wire.decode_tensor(v) for k, v in ans.items() if _wire.is_tensor(v)}
+
+    def _batch(self, ans: Any) -> Batch:
+        t = self._tensors(ans)
+        obs = t["obs"]
         if self.obs_dtype is not None and obs.dtype != self.obs_dtype:
             obs = obs.astype(self.obs_dtype)
-        mask = dec(ans["mask"])
-        if mask.dtype.itemsize == 1:
-            mask = mask.view(np.bool_)
-        else:
-            mask = mask != 0
-        done = dec(ans["done"])
+        mask = t["mask"]
+        mask = mask.view(np.bool_) if mask.dtype.itemsize == 1 else mask != 0
+        done = t["done"]
         done = done.view(np.bool_) if done.dtype.itemsize == 1 else done != 0
         b = Batch(
             obs=obs,
             mask=mask,
-            player=dec(ans["player"]),
-            rewards=dec(ans["rewards"]),
+            player=t["player"],
+            rewards=t["rewards"],
             done=done,
-            scores=dec(ans["scores"]),
-            episode=dec(ans["episode"]),
+            scores=t["scores"],
+            episode=t["episode"],
         )
         self.last = b
         return b
@@ -522,7 +529,7 @@ class BatchEnv:
                 episode counters; None continues the current streams.
         """
         body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        return self._batch(self._call("POST", "/reset", body, views=True))
+        return self._batch(self._call("POST", "/reset", body, raw=True))
 
     def step(self, actions: ActionsLike) -> Batch:
         """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
@@ -554,7 +561,7 @@ class BatchEnv:
 
     def step_wait(self) -> Batch:
         """The answer to the last :meth:`step_async` (raises its error, if any)."""
-        return self._batch(self._http.receive(session_route=True, views=True))
+        return self._batch(self._http.receive(session_route=True, raw=True))
 
     def _actions(self, actions: ActionsLike) -> np.ndarray:
         a = np.asarray(actions)
