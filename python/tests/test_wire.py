@@ -112,3 +112,35 @@ def test_zero_copy_parser_agrees_with_msgpack() -> None:
 def test_zero_copy_parser_rejects_trailing_bytes() -> None:
     with pytest.raises(ValueError):
         _wire.unpack_views(memoryview(_wire.pack({"a": 1}) + b"\x00"))
+
+
+def _answer(n: int, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    return _wire.pack({
+        "obs": _wire.encode_tensor(rng.integers(0, 3, (n, 7)).astype("<u1")),
+        "rewards": _wire.encode_tensor(rng.random((n, 4)).astype("<f4")),
+        "episode": _wire.encode_tensor(np.arange(n, dtype="<i8")),
+    })
+
+
+def test_batch_layout_slices_every_later_answer() -> None:
+    first = np.frombuffer(_answer(5, 0), np.uint8).copy()
+    layout = _wire.BatchLayout.learn(first)
+    for seed in (1, 2):
+        data = _answer(5, seed)
+        got = layout.decode(np.frombuffer(data, np.uint8).copy())
+        want = _wire.unpack(data)
+        assert got is not None and list(got) == list(want)
+        for k, t in want.items():
+            np.testing.assert_array_equal(got[k], _wire.decode_tensor(t))
+
+
+def test_batch_layout_refuses_a_different_frame() -> None:
+    layout = _wire.BatchLayout.learn(np.frombuffer(_answer(5), np.uint8).copy())
+    assert layout.decode(np.frombuffer(_answer(6), np.uint8).copy()) is None  # other size
+    other = _wire.pack({"obs": _wire.encode_tensor(np.zeros((5, 7), "<u1")),
+                        "reward": _wire.encode_tensor(np.zeros((5, 4), "<f4")),  # renamed key
+                        "episode": _wire.encode_tensor(np.zeros(5, "<i8"))})
+    assert len(other) == layout.length - 1 or layout.decode(np.frombuffer(other, np.uint8).copy()) is None
+    with pytest.raises(ValueError):
+        _wire.BatchLayout.learn(np.frombuffer(_wire.pack({"a": 1}), np.uint8).copy())
