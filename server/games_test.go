@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWholeGamesMatchTheirRecords plays whole games over HTTP with random
+// TestWholeGamesMatchTheirRecords plays whole games over HTTP (loopback) with random
 // legal actions and checks every finished game's record against what the
 // steps reported: the rewards summed over the game, the scores at done, the
 // episode counters, and the plays the client itself sent.
@@ -24,7 +24,8 @@ func TestWholeGamesMatchTheirRecords(t *testing.T) {
 		{"seats 1 and 3 against random bots, 6 players", map[string]any{"game": map[string]any{"players": 6, "deals": 1}, "learner_seats": []int{1, 3}, "opponent": "random"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t)
+			url, _ := serve(t, newServer(t)) // over a real loopback connection
+			c := &client{tb: t, base: url}
 			const n, games = 3, 2
 			tc.req["num_envs"] = n
 			tc.req["seed"] = 2024
