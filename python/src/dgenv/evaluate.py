@@ -9,7 +9,7 @@ and a bar chart ``results.png`` (error bars = 95% intervals) to ``--out``.
 
 Agents: ``random``, ``heuristic``, ``search``, and trained policies as
 ``policy:NAME`` (``NAME.onnx`` in ``--policies DIR``) or ``policy:PATH.onnx``
-(any file; it is linked into a temporary policies directory).
+(any file; it is copied into a temporary policies directory).
 
 Backends:
 
@@ -112,11 +112,8 @@ def _resolve_policies(agents: Sequence[str], policies_dir: Optional[str], tmp: P
         tmp.mkdir(parents=True, exist_ok=True)
         for stem, src in files.items():
             dst = tmp / f"{stem}.onnx"
-            if not dst.exists():
-                try:
-                    os.symlink(src, dst)
-                except OSError:
-                    shutil.copyfile(src, dst)
+            if not dst.exists():  # a copy: dgeval opens the folder as a root and refuses links out of it
+                shutil.copyfile(src, dst)
         pdir = tmp
     return names, pdir, files
 

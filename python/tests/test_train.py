@@ -1,0 +1,305 @@
+"""dgenv.train / export / policy / evaluate: a tiny end-to-end run, the ONNX format, parity.
+
+Everything here takes seconds: a 2-update PPO run with 8 envs and a 32-unit
+network against the shared server, its export, the numpy reference forward
+against torch, and evaluations of the exported file. The tests that need the
+Go side to load policies (dgeval -policies, dgserver serving "policy:<name>"
+opponents and POST /v1/policies/{name}/act) skip only when the binaries do
+not offer it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import dgenv
+from dgenv import policy as pol
+from dgenv.model import PolicyNet, export_onnx, load_checkpoint, obs_scale
+from dgenv.train import PRESETS, TrainConfig, _gae, _Potential, config_from_args, mean_ci, train
+
+from conftest import random_legal
+
+
+def _tiny(tmp: Path, url: str, **kw) -> TrainConfig:
+    c = dict(PRESETS["tiny"])
+    c.update(out=str(tmp), server=url, seed=3, plot=True)
+    c.update(kw)
+    return TrainConfig(**c)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(server, tmp_path_factory) -> dict:
+    """A 2-update run against the heuristic bot, shared by the tests below."""
+    out = tmp_path_factory.mktemp("tiny")
+    rows: list[dict] = []
+    s = train(_tiny(out, server.url), on_update=rows.append)
+    s["rows"] = rows
+    return s
+
+
+def test_tiny_run_writes_everything(tiny_run):
+    out = Path(tiny_run["out"])
+    assert tiny_run["updates"] == 2 and len(tiny_run["rows"]) == 2
+    assert tiny_run["steps"] == 2 * 8 * 8
+    for f in ("config.json", "metrics.csv", "eval.csv", "curve.png", "summary.json", "policy.onnx", "checkpoints/final.pt"):
+        assert (out / f).is_file(), f
+    assert (out / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = (out / "metrics.csv").read_text().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("update,step,")
+    ev = (out / "eval.csv").read_text().splitlines()
+    assert len(ev) == 1 + 2 and "heuristic" in ev[-1]  # final evaluation vs random and heuristic
+    for r in tiny_run["final_eval"]:
+        assert r["games"] == 8 and len(r["score"]) == 2 and 0 < r["score"][0] < 400
+    for r in tiny_run["rows"]:
+        assert np.isfinite([r["pg_loss"], r["v_loss"], r["entropy"]]).all()
+
+
+def test_export_matches_torch_and_metadata(tiny_run, make):
+    path = Path(tiny_run["onnx"])
+    meta = pol.check_policy(path)
+    env = make(players=4, num_envs=16, seed=5, learner_seats=[0], opponent="random")
+    assert meta.players == 4 and meta.deals == 4 and meta.first_dealer == 0
+    assert meta.obs_size == env.obs_size == 874 and meta.num_actions == 90
+    assert [dict(s) for s in meta.obs_layout] == [
+        {"name": s.name, "offset": s.offset, "shape": list(s.shape)} for s in env.spec.obs.sections
+    ]
+    m = pol.load_onnx(path)
+    props = {p.key: p.value for p in m.metadata_props}
+    assert props["dgenv.format"] == "policy-v1"
+    assert json.loads(props["dgenv.game"]) == {"players": 4, "deals": 4, "first_dealer": 0}
+    assert props["dgenv.obs_size"] == "874" and props["dgenv.num_actions"] == "90"
+    assert [i.name for i in m.graph.input] == ["obs"] and [o.name for o in m.graph.output] == ["logits"]
+    assert {n.op_type for n in m.graph.node} <= pol.ALLOWED_OPS
+
+    net, _, _ = load_checkpoint(tiny_run["checkpoint"])
+    b = env.reset()
+    rng = np.random.default_rng(0)
+    obs = [b.obs]
+    for _ in range(30):  # observations from the middle of games too
+        b = env.step(random_legal(b.mask, rng))
+        obs.append(b.obs)
+    x = np.concatenate(obs).astype(np.float32)
+    with torch.no_grad():
+        want = net.logits(torch.from_numpy(x)).numpy()
+    got = pol.onnx_forward(path, x)
+    assert got.shape == (x.shape[0], 90) and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    # greedy legal action from the ONNX policy is always legal
+    a = pol.OnnxPolicy(path).act(b.obs, b.mask)
+    assert b.mask[np.arange(len(a)), a].all()
+    a = pol.OnnxPolicy(path).act(b.obs, b.mask, rng=np.random.default_rng(1))
+    assert b.mask[np.arange(len(a)), a].all()
+
+
+def test_export_cli_and_tanh(tmp_path, tiny_run):
+    from dgenv.export import export_checkpoint, main, verify_export
+
+    out = tmp_path / "p.onnx"
+    assert main([tiny_run["checkpoint"], str(out)]) == 0
+    assert pol.read_meta(out).players == 4
+    # a tanh network with two hidden layers, exported and checked the same way
+    net = PolicyNet(874, (16, 8), "tanh", scale=np.full(874, 0.5, np.float32))
+    meta = pol.read_meta(out)
+    p2 = export_onnx(net, meta, tmp_path / "t.onnx", description="tanh test")
+    assert pol.read_meta(p2).description == "tanh test"
+    assert {n.op_type for n in pol.load_onnx(p2).graph.node} == {"Mul", "Gemm", "Tanh"}
+    assert verify_export(net, p2) <= 1e-5
+    assert export_checkpoint(tiny_run["checkpoint"], tmp_path / "again.onnx").is_file()
+
+
+def test_onnx_forward_other_ops_and_refusals(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    D = 10
+    w = rng.standard_normal((D, 90)).astype(np.float32)
+    b = rng.standard_normal(90).astype(np.float32)
+    meta = pol.PolicyMeta(3, 3, 0, ({"name": "x", "offset": 0, "shape": [D]},), D)
+
+    def model(nodes, op_out="logits"):
+        g = helper.make_graph(
+            nodes, "g",
+            [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", D])],
+            [helper.make_tensor_value_info(op_out, TensorProto.FLOAT, ["batch", 90])],
+            initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+        )
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        helper.set_model_props(m, meta.props())
+        return m
+
+    m = model([
+        helper.make_node("MatMul", ["obs", "w"], ["mm"]),
+        helper.make_node("Add", ["mm", "b"], ["a"]),
+        helper.make_node("Tanh", ["a"], ["t"]),
+        helper.make_node("Identity", ["t"], ["logits"]),
+    ])
+    onnx.checker.check_model(m)
+    assert pol.check_policy(m).obs_size == D
+    x = rng.integers(0, 3, (5, D)).astype(np.float32)
+    np.testing.assert_allclose(pol.onnx_forward(m, x), np.tanh(x @ w + b), atol=1e-6)
+    with pytest.raises(ValueError, match="not allowed"):
+        pol.check_policy(model([helper.make_node("MatMul", ["obs", "w"], ["mm"]), helper.make_node("Sigmoid", ["mm"], ["logits"])]))
+    with pytest.raises(ValueError, match="outputs"):
+        pol.check_policy(model([helper.make_node("MatMul", ["obs", "w"], ["value"])], op_out="value"))
+    bad = model([helper.make_node("MatMul", ["obs", "w"], ["logits"])])
+    del bad.metadata_props[:]
+    with pytest.raises(ValueError, match="dgenv.format"):
+        pol.check_policy(bad)
+
+
+def test_selfplay_tiny(server, tmp_path):
+    s = train(_tiny(tmp_path, server.url, opponent="self", updates=3, snapshot_every=1, pool_size=2, final_eval_games=4,
+                    eval_opponents=("random",)))
+    assert s["updates"] == 3 and s["steps"] >= 3 * 64
+    assert pol.check_policy(s["onnx"]).players == 4
+
+
+def test_three_players_and_points(server, tmp_path):
+    s = train(_tiny(tmp_path, server.url, players=3, reward="points", shaping=False, updates=1, plot=False,
+                    eval_opponents=("random",)))
+    m = pol.check_policy(s["onnx"])
+    assert m.players == 3 and m.obs_size == 680
+
+
+def test_potential_is_the_deal_score(make):
+    env = make(players=4, num_envs=1, seed=1, learner_seats=[0], opponent="random")
+    pot = _Potential(env.spec, "zero_sum")
+    obs = np.zeros((1, env.obs_size), np.float32)
+    pr = env.section(obs, "prizes")  # [1, 4, 90] view
+    # rulebook example (Dennis): red 4/10/11, yellow 8, green 5/9, blue 2/3/6/10/12, purple 10/12 = 52
+    for c, vals in enumerate([[4, 10, 11], [8], [5, 9], [2, 3, 6, 10, 12], [10, 12]]):
+        for v in vals:
+            pr[0, 0, c * 18 + v - 1] = 1
+    pr[0, 1, 0 * 18 + 12 - 1] = 1  # seat 1: red 12 -> 12 points
+    assert pot(obs)[0] == pytest.approx(52 - 12 / 3)
+    assert _Potential(env.spec, "points")(obs)[0] == pytest.approx(52)
+
+
+def test_gae_over_interleaved_chains():
+    rng = np.random.default_rng(0)
+    env = np.array([0, 1, 0, 0, 1, 2, 1, 0])
+    buf = {
+        "env": env,
+        "rew": rng.standard_normal(8).astype(np.float32),
+        "val": rng.standard_normal(8).astype(np.float32),
+        "nval": rng.standard_normal(8).astype(np.float32),
+        "done": np.array([0, 0, 1, 0, 0, 0, 1, 0], bool),
+    }
+    g, lam = 0.9, 0.8
+    adv, ret = _gae(buf, g, lam)
+    want = np.zeros(8)
+    for e in np.unique(env):
+        idx = np.flatnonzero(env == e)
+        nxt = 0.0
+        for k in reversed(range(len(idx))):
+            i = idx[k]
+            d = buf["rew"][i] + g * buf["nval"][i] * (1 - buf["done"][i]) - buf["val"][i]
+            nxt = d + (g * lam * (1 - buf["done"][i]) * nxt if k + 1 < len(idx) else 0.0)
+            want[i] = nxt
+    np.testing.assert_allclose(adv, want, atol=1e-5)
+    np.testing.assert_allclose(ret, adv + buf["val"], atol=1e-6)
+
+
+def test_cli_config_and_mean_ci():
+    c = config_from_args(["--preset", "beat-heuristic", "--hidden", "64,32", "--minutes", "3", "--progress", "false"])
+    assert c.hidden == (64, 32) and c.minutes == 3.0 and c.progress is False and c.opponent == "heuristic"
+    m, h = mean_ci([1.0, 3.0])
+    assert m == 2.0 and h == pytest.approx(1.96 * np.sqrt(2) / np.sqrt(2))
+
+
+def test_evaluate_python_backend(server, tiny_run, tmp_path):
+    from dgenv.evaluate import evaluate, write_results
+
+    agents = [f"policy:{tiny_run['onnx']}", "heuristic", "heuristic", "heuristic"]
+    res = evaluate(agents, games=16, seed=4, backend="python", server=server.url, progress=False)
+    again = evaluate(agents, games=16, seed=4, backend="python", server=server.url, progress=False)
+    assert res["agents"] == again["agents"]  # reproducible from the seed
+    assert res["games"] == 16 and [a["name"] for a in res["agents"]] == ["policy:policy", "heuristic"]
+    p, h = res["agents"]
+    assert p["seats"] == 1 and h["seats"] == 3
+    # every game's diffs sum to zero over the table
+    assert p["score_diff"]["mean"] + 3 * h["score_diff"]["mean"] == pytest.approx(0, abs=1e-6)
+    paths = write_results(res, tmp_path)
+    assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+    assert "policy:policy" in paths["csv"].read_text()
+
+
+# --- needs the Go side: policies in dgeval and dgserver -------------------------------
+
+
+def _dgeval_with_policies():
+    from dgenv.evaluate import _dgeval_supports_policies, find_dgeval
+
+    exe = find_dgeval()
+    if exe is None or not exe.is_file() or not _dgeval_supports_policies(exe):
+        pytest.skip("dgeval cannot load policies (-policies) yet")
+    return exe
+
+
+def test_evaluate_dgeval_backend(tiny_run, tmp_path):
+    from dgenv.evaluate import main
+
+    exe = _dgeval_with_policies()
+    pdir = tmp_path / "pols"
+    pdir.mkdir()
+    (pdir / "tiny.onnx").write_bytes(Path(tiny_run["onnx"]).read_bytes())
+    out = tmp_path / "res"
+    assert main(["--agents", "policy:tiny,heuristic,random,heuristic", "--policies", str(pdir), "--games", "40",
+                 "--seed", "2", "--out", str(out), "--quiet", "--dgeval", str(exe), "--backend", "dgeval"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["backend"] == "dgeval" and {a["name"] for a in res["agents"]} == {"policy:tiny", "heuristic", "random"}
+    assert (out / "results.png").is_file() and (out / "results.csv").is_file()
+
+
+def _server_policy_flag() -> str:
+    exe = dgenv.find_server()
+    h = subprocess.run([str(exe), "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    if "--policies" not in h:
+        pytest.skip("dgserver has no --policies option yet")
+    return "--policies"
+
+
+def test_server_plays_and_serves_the_policy(tiny_run, tmp_path):
+    flag = _server_policy_flag()
+    pdir = tmp_path / "pols"
+    pdir.mkdir()
+    (pdir / "tiny.onnx").write_bytes(Path(tiny_run["onnx"]).read_bytes())
+    net, _, _ = load_checkpoint(tiny_run["checkpoint"])
+    with dgenv.serve(args=[flag, str(pdir)]) as srv:
+        env = srv.make(players=4, num_envs=8, seed=1, learner_seats=[0], opponent="policy:tiny")
+        b = env.reset()
+        rng = np.random.default_rng(0)
+        done = 0
+        for _ in range(70):  # one whole game (60 learner turns) and more
+            b = env.step(random_legal(b.mask, rng))
+            done += int(b.done.sum())
+        assert done >= 8
+        env.close()
+        # the server's inference of the policy against torch
+        raw = srv.make(players=4, num_envs=32, seed=2, obs_dtype=None)
+        b = raw.reset()
+        for _ in range(20):
+            b = raw.step(random_legal(b.mask, rng))
+        from dgenv import _wire
+
+        ans = srv._request(
+            "POST", "/v1/policies/tiny/act",
+            {"obs": _wire.encode_tensor(np.ascontiguousarray(b.obs)),
+             "mask": _wire.encode_tensor(np.ascontiguousarray(b.mask.view(np.uint8)))},
+        )
+        raw.close()
+    x = np.asarray(b.obs, np.float32)
+    with torch.no_grad():
+        want = net.logits(torch.from_numpy(x)).numpy()
+    if "logits" in ans:
+        got = _wire.decode_tensor(ans["logits"]).astype(np.float32).reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)
+    acts = np.asarray(_wire.decode_tensor(ans["actions"]) if isinstance(ans["actions"], dict) else ans["actions"]).reshape(-1)
+    np.testing.assert_array_equal(acts, pol.masked_argmax(want, b.mask))
