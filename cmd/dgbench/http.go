@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -21,7 +22,54 @@ import (
 	"github.com/davidgoliath/dgenv/server"
 )
 
-func init() { modes["http"] = runHTTP }
+func init() {
+	modes["http"] = runHTTP
+	flag.BoolVar(&compare, "compare", false, "http mode: alternate with in-process play of the same batch and print the ratio")
+}
+
+// compare is -compare; compareSlice is how long each side plays in turn.
+var compare bool
+
+const compareSlice = 500 * time.Millisecond
+
+// inprocRef is the in-process run that -compare measures against: the same
+// loop as -mode inproc (pick random legal actions, step), in slices.
+type inprocRef struct {
+	v       *env.VecEnv
+	rng     env.RNG
+	actions []int32
+	steps   int64
+	time    time.Duration
+}
+
+func newInprocRef(c config, seats []int) (*inprocRef, error) {
+	opp := ""
+	if seats != nil {
+		opp = c.opp
+	}
+	v, err := env.NewVecEnv(env.VecConfig{
+		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
+		LearnerSeats: seats, Opponent: opp, Workers: c.workers,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &inprocRef{v: v, rng: env.NewRNG(c.seed, 98), actions: make([]int32, c.envs)}, nil
+}
+
+func (r *inprocRef) run(d time.Duration) error {
+	start := time.Now()
+	deadline := start.Add(d)
+	for time.Now().Before(deadline) {
+		pickActions(r.v.Mask(), r.actions, &r.rng)
+		if err := r.v.Step(r.actions); err != nil {
+			return err
+		}
+		r.steps += int64(len(r.actions))
+	}
+	r.time += time.Since(start)
+	return nil
+}
 
 // runHTTP measures random legal play through the batch API over loopback:
 // one session, one client, msgpack (or JSON) bodies. With -addr empty it
@@ -73,26 +121,55 @@ func runHTTP(c config) error {
 	req := newStepBody(c.envs)
 	req.json = cl.json
 	lat := make([]time.Duration, 0, 1<<16)
-	var steps int64
-	cl.wire.Store(0)
-	start := time.Now()
-	deadline := start.Add(time.Duration(c.seconds * float64(time.Second)))
-	for time.Now().Before(deadline) {
-		pickActions(mask, actions, &rng)
-		req.set(actions)
-		t0 := time.Now()
-		mask, err = cl.batch(base+"/step", req.b, "")
-		if err != nil {
+	var ref *inprocRef
+	if compare {
+		if ref, err = newInprocRef(c, seats); err != nil {
 			return err
 		}
-		lat = append(lat, time.Since(t0))
-		steps += int64(c.envs)
+		defer ref.v.Close()
 	}
-	el := time.Since(start).Seconds()
+	var steps int64
+	var httpTime time.Duration
+	cl.wire.Store(0)
+	total := time.Duration(c.seconds * float64(time.Second))
+	for httpTime < total {
+		// With -compare, alternate slices of HTTP and in-process play, so
+		// both see the same machine load.
+		slice := total - httpTime
+		if compare {
+			slice = min(slice, compareSlice)
+		}
+		start := time.Now()
+		deadline := start.Add(slice)
+		for time.Now().Before(deadline) {
+			pickActions(mask, actions, &rng)
+			req.set(actions)
+			t0 := time.Now()
+			mask, err = cl.batch(base+"/step", req.b, "")
+			if err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(t0))
+			steps += int64(c.envs)
+		}
+		httpTime += time.Since(start)
+		if ref != nil {
+			if err := ref.run(slice); err != nil {
+				return err
+			}
+		}
+	}
+	el := httpTime.Seconds()
 	slices.Sort(lat)
 	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
-	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f\n",
-		float64(steps)/el, c.format, c.players, c.envs, el, len(lat), float64(cl.wire.Load())/float64(steps), pct(0.50), pct(0.99))
+	rate := float64(steps) / el
+	extra := ""
+	if ref != nil {
+		in := float64(ref.steps) / ref.time.Seconds()
+		extra = fmt.Sprintf(" inproc_steps_per_sec=%.0f http_over_inproc=%.2f", in, rate/in)
+	}
+	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
+		rate, c.format, c.players, c.envs, el, len(lat), float64(cl.wire.Load())/float64(steps), pct(0.50), pct(0.99), extra)
 	return nil
 }
 

@@ -11,8 +11,13 @@ import (
 
 // TestHTTPMode runs the benchmark briefly against an in-process server.
 func TestHTTPMode(t *testing.T) {
-	for _, format := range []string{"msgpack", "json"} {
+	for _, format := range []string{"msgpack", "json", "compare"} {
 		t.Run(format, func(t *testing.T) {
+			if format == "compare" {
+				compare = true
+				defer func() { compare = false }()
+				format = "msgpack"
+			}
 			r, w, err := os.Pipe()
 			require.NoError(t, err)
 			stdout := os.Stdout
@@ -24,6 +29,9 @@ func TestHTTPMode(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, strings.HasPrefix(string(out), "steps_per_sec="), "output %q", out)
 			require.Contains(t, string(out), "p99_us=")
+			if compare {
+				require.Contains(t, string(out), "http_over_inproc=")
+			}
 		})
 	}
 }
