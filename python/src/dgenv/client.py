@@ -178,13 +178,11 @@ class _HTTP:
         self.port = u.port or (443 if u.scheme == "https" else 80)
         self.prefix = u.path.rstrip("/")
         self.timeout = timeout
-        self.headers = {
-            "Content-Type": _wire.MSGPACK,
-            "Accept": _wire.MSGPACK,
-            "Connection": "keep-alive",
-        }
+        # HTTP/1.1 keeps the connection alive and the server answers in the
+        # request's format, so a request needs few headers (each costs time).
+        self.headers = [("Content-Type", _wire.MSGPACK)]
         if token:
-            self.headers["Authorization"] = f"Bearer {token}"
+            self.headers.append(("Authorization", f"Bearer {token}"))
         self._conn: Optional[http.client.HTTPConnection] = None
         self._pending: Optional[tuple[str, str, Optional[bytes]]] = None
 
@@ -217,7 +215,11 @@ class _HTTP:
         for attempt in (0, 1) if retry else (1,):
             try:
                 conn = self._connect()
-                conn.request(method, self.prefix + path, body=payload, headers=self.headers)
+                conn.putrequest(method, self.prefix + path, skip_accept_encoding=True)
+                for k, v in self.headers:
+                    conn.putheader(k, v)
+                conn.putheader("Content-Length", str(len(payload)) if payload is not None else "0")
+                conn.endheaders(payload)
                 return
             except _STALE as e:
                 self.close()
