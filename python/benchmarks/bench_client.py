@@ -60,6 +60,21 @@ class RandomLegal:
         return k.max(axis=1) & 0xFF
 
 
+def _proc_cpu(pid: Optional[int]) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux), or 0."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+SERVER_PID: Optional[int] = None  # set when this script started the server
+
+
 def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed: int) -> dict:
     env = client.make(players=players, num_envs=n, seed=seed, obs_dtype=None)
     pick = RandomLegal(n, seed=seed)
@@ -69,6 +84,7 @@ def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed:
             b = env.step(pick(b.mask))
         steps = 0
         games = 0
+        s0, c0 = _proc_cpu(SERVER_PID), time.process_time()
         t0 = time.perf_counter()
         while True:
             b = env.step(pick(b.mask))
@@ -77,8 +93,11 @@ def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed:
             dt = time.perf_counter() - t0
             if dt >= seconds:
                 break
+        scpu, ccpu = _proc_cpu(SERVER_PID) - s0, time.process_time() - c0
         return {"mode": "sync", "num_envs": n, "requests": steps, "seconds": dt,
-                "req_per_s": steps / dt, "env_steps_per_s": steps * n / dt, "games": games}
+                "req_per_s": steps / dt, "env_steps_per_s": steps * n / dt, "games": games,
+                "server_cpu_us_per_env_step": 1e6 * scpu / (steps * n) if SERVER_PID else None,
+                "client_cpu_us_per_env_step": 1e6 * ccpu / (steps * n)}
     finally:
         env.close()
 
@@ -177,14 +196,21 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
 
+    global SERVER_PID
     srv = None
     client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve())
+    SERVER_PID = srv.pid if srv is not None else None
     results = []
     try:
         for n in sizes:
             r = bench_sync(client, n, args.players, args.seconds, args.seed)
             results.append(r)
-            print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s)", flush=True)
+            cpu = ""
+            if r["server_cpu_us_per_env_step"] is not None:
+                cpu = (f"  cpu per env-step: server {r['server_cpu_us_per_env_step']:.2f} us,"
+                       f" client {r['client_cpu_us_per_env_step']:.2f} us")
+            print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
+                  flush=True)
             if not args.no_pipelined and n >= 64:
                 r = bench_pipelined(client, n, args.players, args.seconds, args.seed)
                 results.append(r)
