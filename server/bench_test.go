@@ -30,7 +30,7 @@ func BenchmarkStepHandler(b *testing.B) {
 			id := c.create(map[string]any{"num_envs": n, "seed": 1}).Session
 			mask := c.reset(id, map[string]any{"seed": 1}).Mask.Data
 			path := "/v1/sessions/" + id + "/step"
-			w := &bufWriter{h: http.Header{}}
+			w := &bufWriter{h: http.Header{}, body: make([]byte, 0, 8<<20)}
 			rd := bytes.NewReader(nil)
 			req, _ := http.NewRequest("POST", path, rd)
 			req.Header.Set("Content-Type", ctMsgpack)
