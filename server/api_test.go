@@ -145,7 +145,10 @@ func TestCreateSessionRefusesBadRequests(t *testing.T) {
 		{"malformed msgpack", ctMsgpack, "\x81\xa8num_envs", "truncated"},
 		{"msgpack that is not a map", ctMsgpack, "\x93\x01\x02\x03", "map"},
 		{"msgpack with an unknown field", ctMsgpack, string(mp(t, map[string]any{"nope": 1})), "nope"},
-		{"a msgpack float for num_envs", ctMsgpack, string(mp(t, map[string]any{"num_envs": 2.0})), "decoding int"},
+		{"a msgpack float for num_envs", ctMsgpack, string(mp(t, map[string]any{"num_envs": 2.0})), "num_envs"},
+		{"a msgpack string for players", ctMsgpack, string(mp(t, map[string]any{"game": map[string]any{"players": "4"}})), "game.players"},
+		{"an unknown msgpack game parameter", ctMsgpack, string(mp(t, map[string]any{"game": map[string]any{"player": 4}})), "game.player"},
+		{"a msgpack game that is not a map", ctMsgpack, string(mp(t, map[string]any{"game": []int{4, 4, 0}})), "game"},
 		{"a negative msgpack seed", ctMsgpack, string(mp(t, map[string]any{"seed": -3})), "seed"},
 	} {
 		t.Run("refuses "+tc.name, func(t *testing.T) {

@@ -394,3 +394,99 @@ func (a *actionsField) UnmarshalJSON(b []byte) error {
 	a.got = true
 	return nil
 }
+
+// decodeFields decodes a msgpack map into the fields named in fields (each a
+// pointer), so an unknown key or a value of the wrong type is an error that
+// names its field. prefix ("game.") qualifies the names of a nested map.
+func decodeFields(dec *msgpack.Decoder, prefix string, fields map[string]any) error {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	if !msgpcode.IsFixedMap(c) && c != msgpcode.Map16 && c != msgpcode.Map32 {
+		if c == msgpcode.Nil && prefix != "" {
+			return dec.DecodeNil()
+		}
+		name := "body"
+		if prefix != "" {
+			name = strings.TrimSuffix(prefix, ".")
+		}
+		return Errorf(CodeBadRequest, "%s: want a map (msgpack code 0x%02x)", name, c)
+	}
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	for range n {
+		key, err := dec.DecodeString()
+		if err != nil {
+			return Errorf(CodeBadRequest, "%skeys must be strings: %v", prefix, err)
+		}
+		dst, ok := fields[key]
+		if !ok {
+			return Errorf(CodeBadRequest, "unknown field %q", prefix+key)
+		}
+		if err := dec.Decode(dst); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return e
+			}
+			e = Errorf(CodeBadRequest, "%s: %v", prefix+key, err)
+			e.Details = map[string]any{"field": prefix + key}
+			return e
+		}
+	}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
+func (r *createRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
+	return decodeFields(dec, "", map[string]any{
+		"game": &r.Game, "num_envs": &r.NumEnvs, "seed": &r.Seed, "learner_seats": &r.LearnerSeats,
+		"opponent": &r.Opponent, "reward": &r.Reward, "obs_dtype": &r.ObsDtype,
+	})
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
+func (g *gameRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
+	return decodeFields(dec, "game.", map[string]any{
+		"players": &g.Players, "deals": &g.Deals, "first_dealer": &g.FirstDealer,
+	})
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
+func (r *resetRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
+	return decodeFields(dec, "", map[string]any{"seed": &r.Seed})
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder without reflection or maps
+// (the hot path): the only field is "actions".
+func (r *stepRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return Errorf(CodeBadRequest, "body: want a map: %v", err)
+	}
+	for range n {
+		key, err := dec.DecodeString()
+		if err != nil {
+			return Errorf(CodeBadRequest, "body: keys must be strings: %v", err)
+		}
+		if key != "actions" {
+			return Errorf(CodeBadRequest, "unknown field %q", key)
+		}
+		if c, err := dec.PeekCode(); err == nil && c == msgpcode.Nil {
+			return Errorf(CodeBadRequest, "actions: null")
+		}
+		if r.Actions == nil {
+			return Errorf(CodeBadRequest, "actions: nowhere to decode")
+		}
+		if err := r.Actions.DecodeMsgpack(dec); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return e
+			}
+			return Errorf(CodeBadRequest, "actions: %v", err)
+		}
+	}
+	return nil
+}

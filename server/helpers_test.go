@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -313,4 +312,3 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
-var errStop = errors.New("stop")
