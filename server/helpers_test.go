@@ -311,4 +311,3 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
