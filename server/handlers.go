@@ -71,7 +71,7 @@ func (s *Server) createSession(c *gin.Context) {
 		return
 	}
 	s.reg.add(sess)
-	s.log.Info("session created", "session", sess.id, "num_envs", sess.n, "players", sess.spec.Players)
+	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
 	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
 }
 
@@ -223,7 +223,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 		return
 	}
 	s.reg.remove(sess) // busy stays set: the session is gone for good
-	s.log.Info("session deleted", "session", sess.id)
+	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }
 

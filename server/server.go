@@ -169,7 +169,7 @@ func (s *Server) sweeper() {
 		case now := <-t.C:
 			for _, x := range s.reg.expire(now, s.cfg.Limits.SessionTTL) {
 				s.m.expired.Inc()
-				s.log.Info("session expired", "session", x.id, "num_envs", x.n)
+				s.log.Info("session expired", "session", logID(x.id), "num_envs", x.n)
 			}
 		}
 	}

@@ -160,3 +160,7 @@ func (r *registry) counts() (sessions, envs int) {
 	defer r.mu.Unlock()
 	return len(r.sessions), r.envs
 }
+
+// logID shortens a session id for logs: an id is a capability (whoever has
+// it may step the session), so logs carry only enough to tell sessions apart.
+func logID(id string) string { return id[:min(8, len(id))] + "…" }
