@@ -8,6 +8,7 @@ array with ``np.frombuffer`` (no per-element work in Python).
 from __future__ import annotations
 
 import http.client
+import os
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -277,6 +278,11 @@ class _HTTP:
             self.close()
         if isinstance(data, memoryview):
             return buf
+        return self._finish(resp.status, ctype, resp.getheader("Retry-After"), data, session_route)
+
+    @staticmethod
+    def _finish(status: int, ctype: str, retry_after: Optional[str], data: bytes, session_route: bool) -> Any:
+        """Decode a body by its content type; raise the mapped ServerError for an error status."""
         decoded: Any = None
         if data:
             try:
@@ -288,13 +294,8 @@ class _HTTP:
                     decoded = _wire.unpack(data)
             except Exception:  # not the API (plain-text 404 of a proxy, etc.)
                 decoded = data.decode("utf-8", "replace")
-        if resp.status >= 400:
-            raise error_from_response(
-                resp.status,
-                decoded,
-                retry_after=resp.getheader("Retry-After"),
-                session_route=session_route,
-            )
+        if status >= 400:
+            raise error_from_response(status, decoded, retry_after=retry_after, session_route=session_route)
         return decoded
 
     def request(
@@ -311,6 +312,162 @@ class _HTTP:
         return self.receive(session_route=session_route, raw=raw)
 
 
+class _FastHTTP(_HTTP):
+    """The same exchange framed by hand on the HTTPConnection's socket.
+
+    http.client spends ~100 µs of Python per request on header objects
+    (email.parser) and several sends; at small N that is most of a step. Here a
+    request is one ``sendall`` of prebuilt bytes, and the answer's status line
+    and headers are read with a few ``readline`` calls from one buffered reader
+    kept for the connection's life; bodies with Content-Length go straight
+    into the answer's buffer, chunked ones are reassembled.
+    """
+
+    _rfile: Any = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        fresh = self._conn is None
+        conn = super()._connect()
+        if fresh or self._rfile is None:
+            self._rfile = conn.sock.makefile("rb", buffering=1 << 16)
+            host = self.host if ":" not in self.host else f"[{self.host}]"
+            default = 443 if self.scheme == "https" else 80
+            hostport = host if self.port == default else f"{host}:{self.port}"
+            extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers)
+            self._head = (f"Host: {hostport}\r\n{extra}").encode("latin-1")
+        return conn
+
+    def close(self) -> None:
+        if self._rfile is not None:
+            try:
+                self._rfile.close()
+            except Exception:
+                pass
+            self._rfile = None
+        super().close()
+
+    def _transmit(self, retry: bool) -> None:
+        assert self._pending is not None
+        method, path, payload = self._pending
+        body = payload or b""
+        for attempt in (0, 1) if retry else (1,):
+            try:
+                conn = self._connect()
+                msg = b"".join((
+                    f"{method} {self.prefix}{path} HTTP/1.1\r\n".encode("latin-1"),
+                    self._head,
+                    f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1"),
+                    body,
+                ))
+                conn.sock.sendall(msg)
+                return
+            except _STALE as e:
+                self.close()
+                if attempt:
+                    self._pending = None
+                    raise ServerUnavailable(f"{method} {path}: connection lost: {e}") from e
+            except OSError as e:
+                self.close()
+                self._pending = None
+                raise ServerUnavailable(
+                    f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                ) from e
+
+    def _read_head(self) -> tuple[int, dict[bytes, bytes], bool]:
+        rf = self._rfile
+        line = rf.readline(65537)
+        if not line:
+            raise http.client.RemoteDisconnected("server closed the connection without answering")
+        parts = line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
+            raise http.client.BadStatusLine(line.decode("latin-1", "replace"))
+        status = int(parts[1])
+        headers: dict[bytes, bytes] = {}
+        while True:
+            h = rf.readline(65537)
+            if h in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = h.partition(b":")
+            headers[k.strip().lower()] = v.strip()
+        http10 = parts[0] == b"HTTP/1.0"
+        conn_hdr = headers.get(b"connection", b"").lower()
+        will_close = conn_hdr == b"close" or (http10 and conn_hdr != b"keep-alive")
+        return status, headers, will_close
+
+    def _read_exact(self, n: int) -> bytes:
+        data = self._rfile.read(n)
+        if len(data) != n:
+            raise http.client.IncompleteRead(data, n - len(data))
+        return data
+
+    def receive(self, *, session_route: bool = False, raw: bool = False) -> Any:
+        if self._pending is None or self._conn is None:
+            raise ServerUnavailable("no request in flight")
+        method, path, _ = self._pending
+        try:
+            try:
+                status, headers, will_close = self._read_head()
+            except _STALE:
+                # The server closed the idle keep-alive connection before it read
+                # the request (nothing answered): reconnect and send it once more.
+                self.close()
+                self._transmit(retry=False)
+                status, headers, will_close = self._read_head()
+            ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower().decode("latin-1")
+            length = headers.get(b"content-length")
+            buf: Optional[np.ndarray] = None
+            if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
+                data = b""
+            elif b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+                chunks = []
+                while True:
+                    size = int(self._rfile.readline(65537).split(b";")[0].strip(), 16)
+                    if size == 0:
+                        while self._rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                            pass  # trailers
+                        break
+                    chunks.append(self._read_exact(size))
+                    self._rfile.readline(65537)  # CRLF after each chunk
+                data = b"".join(chunks)
+            elif length is not None:
+                n = int(length)
+                if raw and status < 400 and ctype == _wire.MSGPACK and n:
+                    buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
+                    mv = memoryview(buf)
+                    got = 0
+                    while got < n:
+                        k = self._rfile.readinto(mv[got:])
+                        if not k:
+                            raise http.client.IncompleteRead(bytes(mv[:got]), n - got)
+                        got += k
+                    data = b""
+                else:
+                    data = self._read_exact(n)
+            else:  # no length, not chunked: the body runs to the end of the connection
+                data = self._rfile.read()
+                will_close = True
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            self.close()
+            raise ServerUnavailable(
+                f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+            ) from e
+        finally:
+            self._pending = None
+        if will_close:
+            self.close()
+        if buf is not None:
+            return buf
+        ra = headers.get(b"retry-after")
+        return self._finish(status, ctype, ra.decode("latin-1") if ra else None, data, session_route)
+
+
+def _http(url: str, token: Optional[str], timeout: Optional[float]) -> _HTTP:
+    """The connection class: hand-framed by default; ``DGENV_HTTP=stdlib`` uses http.client's framing."""
+    if os.environ.get("DGENV_HTTP", "").lower() == "stdlib":
+        return _HTTP(url, token, timeout)
+    return _FastHTTP(url, token, timeout)
+
+
 class Client:
     """A connection to a running batch server.
 
@@ -323,7 +480,7 @@ class Client:
         self.url = url.rstrip("/") if "://" in url else "http://" + url.rstrip("/")
         self.token = token
         self.timeout = timeout
-        self._http = _HTTP(self.url, token, timeout)
+        self._http = _http(self.url, token, timeout)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -444,7 +601,7 @@ class BatchEnv:
         self.session = session
         self.spec = spec
         self.obs_dtype: Optional[np.dtype] = None if obs_dtype is None else np.dtype(obs_dtype)
-        self._http = _HTTP(client.url, client.token, client.timeout)
+        self._http = _http(client.url, client.token, client.timeout)
         self._path = f"/v1/sessions/{session}"
         self._closed = False
         self._by_name = {s.name: s for s in spec.obs.sections}
