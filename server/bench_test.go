@@ -67,7 +67,7 @@ func BenchmarkStepLoopback(b *testing.B) {
 			c := &client{tb: b, base: url}
 			id := c.create(map[string]any{"num_envs": n, "seed": 1}).Session
 			bt := c.reset(id, map[string]any{"seed": 1})
-			hc := &http.Client{}
+			hc := freshClient(b)
 			buf := make([]byte, 8<<20)
 			b.ReportAllocs()
 			for b.Loop() {

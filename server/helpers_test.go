@@ -109,11 +109,13 @@ func (c *client) do(method, path, ct string, body []byte) answer {
 		c.h.ServeHTTP(w, req)
 		return answer{w.Code, w.Header(), w.Body.Bytes()}
 	}
-	hc := c.hc
-	if hc == nil {
-		hc = http.DefaultClient
+	if c.hc == nil {
+		// A client of its own: a pooled connection to an earlier test's
+		// server (which may have had the same port) must never be reused.
+		c.hc = &http.Client{Transport: &http.Transport{}}
+		c.tb.Cleanup(c.hc.CloseIdleConnections)
 	}
-	resp, err := hc.Do(req)
+	resp, err := c.hc.Do(req)
 	require.NoError(c.tb, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

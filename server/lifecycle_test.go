@@ -83,8 +83,9 @@ func TestGracefulShutdown(t *testing.T) {
 		err    error
 	}
 	inflight := make(chan result, 1)
+	hc := freshClient(t)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		if err != nil {
 			inflight <- result{0, err}
 			return
@@ -96,7 +97,13 @@ func TestGracefulShutdown(t *testing.T) {
 	_, err = pw.Write(body[:2])
 	require.NoError(t, err)
 	waitFor(t, "the step to be in flight", func() bool {
-		return c.do("GET", "/v1/sessions/"+id, "", nil).Status == http.StatusConflict
+		a := c.do("GET", "/v1/sessions/"+id, "", nil)
+		select {
+		case r := <-inflight:
+			t.Fatalf("step returned early: %+v", r)
+		default:
+		}
+		return a.Status == http.StatusConflict
 	})
 
 	stopped := make(chan error, 1)
@@ -132,8 +139,9 @@ func TestShutdownCutsOffRequestsAfterTheTimeout(t *testing.T) {
 	defer pw.Close()
 	req, _ := http.NewRequest("POST", url+"/v1/sessions/"+id+"/step", pr)
 	req.Header.Set("Content-Type", ctMsgpack)
+	hc := freshClient(t)
 	go func() {
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := hc.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}()
@@ -288,7 +296,7 @@ func TestLoadOnLoopback(t *testing.T) {
 	const n = 64
 	id := c.create(map[string]any{"num_envs": n, "seed": 3}).Session
 	b := c.reset(id, map[string]any{"seed": 3})
-	hc := &http.Client{}
+	hc := freshClient(t)
 	rng := rand.New(rand.NewPCG(3, 3))
 	var lat []time.Duration
 	deadline := time.Now().Add(500 * time.Millisecond)
@@ -315,4 +323,11 @@ func TestLoadOnLoopback(t *testing.T) {
 	require.NotEmpty(t, lat)
 	slices.Sort(lat)
 	t.Logf("%d requests of %d envs: p50 %v p99 %v", len(lat), n, lat[len(lat)/2], lat[len(lat)*99/100])
+}
+
+// freshClient is an HTTP client with its own connection pool.
+func freshClient(tb testing.TB) *http.Client {
+	hc := &http.Client{Transport: &http.Transport{}}
+	tb.Cleanup(hc.CloseIdleConnections)
+	return hc
 }
