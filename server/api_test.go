@@ -404,3 +404,16 @@ func (c *client) record(id string, k int) records {
 	decodeAnswer(c.tb, a, &r)
 	return r
 }
+
+// TestBigEndianPathWritesTheSameBytes forces the path a big-endian machine
+// takes (buffers converted element by element) and requires the answer the
+// zero-copy path gives.
+func TestBigEndianPathWritesTheSameBytes(t *testing.T) {
+	c := newClient(t)
+	s := c.create(map[string]any{"num_envs": 3, "seed": 6, "obs_dtype": "<f4"})
+	want := c.reset(s.Session, map[string]any{"seed": 6})
+	old := server.SetLittleEndian(false)
+	defer server.SetLittleEndian(old)
+	got := c.reset(s.Session, map[string]any{"seed": 6})
+	assert.Equal(t, want, got)
+}

@@ -37,23 +37,32 @@ var batchKeys = [numBatch]string{"obs", "mask", "player", "rewards", "done", "sc
 const numBatch = 7
 
 // bytesOf returns the memory of s as bytes in little-endian order: the very
-// buffer on little-endian machines (no copy), else a converted copy in *scratch.
+// buffer on little-endian machines (no copy), else a little-endian copy of
+// each element in *scratch.
 func bytesOf[T int8 | uint8 | int32 | int64 | float32](s []T, scratch *[]byte) []byte {
 	if len(s) == 0 {
 		return nil
 	}
 	size := int(unsafe.Sizeof(s[0]))
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*size)
 	if littleEndian || size == 1 {
-		return raw
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*size)
 	}
-	if cap(*scratch) < len(raw) {
-		*scratch = make([]byte, len(raw))
+	if cap(*scratch) < len(s)*size {
+		*scratch = make([]byte, len(s)*size)
 	}
-	out := (*scratch)[:len(raw)]
-	for i := 0; i < len(raw); i += size {
-		for j := range size {
-			out[i+j] = raw[i+size-1-j]
+	out := (*scratch)[:len(s)*size]
+	switch x := any(s).(type) {
+	case []int32:
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+		}
+	case []float32:
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+		}
+	case []int64:
+		for i, v := range x {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(v))
 		}
 	}
 	return out

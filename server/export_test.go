@@ -1,0 +1,9 @@
+package server
+
+// SetLittleEndian lets tests force the big-endian path (convert each buffer
+// into scratch) on a little-endian machine; it returns the previous value.
+func SetLittleEndian(v bool) bool {
+	old := littleEndian
+	littleEndian = v
+	return old
+}
