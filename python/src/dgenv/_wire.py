@@ -169,7 +169,13 @@ class BatchLayout:
         for s, e, want in self.frame:
             if mv[s:e] != want:
                 return None
-        return {k: buf[s:e].view(dt).reshape(shape) for k, dt, shape, s, e in self.tensors}
+        out = {}
+        for k, dt, shape, s, e in self.tensors:
+            a = buf[s:e].view(dt).reshape(shape)
+            # msgpack does not align blobs: the few multi-byte tensors (rewards,
+            # scores, episode: N*P values at most) get an aligned copy.
+            out[k] = a if a.flags.aligned else a.copy()
+        return out
 
 
 def _parse(mv: memoryview, i: int, blobs: Optional[list] = None) -> tuple[Any, int]:

@@ -154,8 +154,8 @@ class Batch(NamedTuple):
         episode: ``[N]`` int64, games finished in that env so far.
 
     Arrays decoded straight from the wire are views of the answer's bytes (no
-    copy). Each answer has its own buffer, so a Batch stays valid after later
-    steps; arrays may be unaligned views (numpy handles them).
+    copy; the small multi-byte ones that msgpack left unaligned are copied).
+    Each answer has its own buffer, so a Batch stays valid after later steps.
     """
 
     obs: np.ndarray
