@@ -132,6 +132,8 @@ func TestCreateSessionRefusesBadRequests(t *testing.T) {
 		{"num_envs over the per-session cap", ctJSON, `{"num_envs": 101}`, "num_envs"},
 		{"a negative seed", ctJSON, `{"seed": -1}`, "seed"},
 		{"a fractional seed", ctJSON, `{"seed": 1.5}`, "seed"},
+		{"a seed in a string", ctJSON, `{"seed": "7"}`, "seed"},
+		{"a seed over 2^64-1", ctJSON, `{"seed": 18446744073709551616}`, "seed"},
 		{"an unknown reward mode", ctJSON, `{"reward": "money"}`, "reward"},
 		{"an unknown opponent", ctJSON, `{"learner_seats": [0], "opponent": "nobody"}`, "nobody"},
 		{"learner seats without an opponent", ctJSON, `{"learner_seats": [0]}`, "opponent"},

@@ -160,6 +160,9 @@ func (u *Uint) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var n json.Number
+	if len(b) == 0 || b[0] < '0' || b[0] > '9' {
+		return Errorf(CodeBadRequest, "seed = %.40s: want a non-negative integer", b)
+	}
 	if err := json.Unmarshal(b, &n); err != nil {
 		return Errorf(CodeBadRequest, "seed: want a non-negative integer")
 	}
