@@ -101,3 +101,15 @@ def test_vector_env_is_deterministic_under_a_seed(client: dgenv.Client) -> None:
         np.testing.assert_array_equal(ra, rb)
     a.close()
     b.close()
+
+
+def test_adapters_without_a_client_use_dgenv_url(server: dgenv.LocalServer, monkeypatch) -> None:
+    from dgenv import _common
+
+    monkeypatch.setenv("DGENV_URL", server.url)
+    monkeypatch.setattr(_common, "_default", None)
+    env = Env()  # no client: $DGENV_URL
+    assert env.client.url == server.url
+    env.reset(seed=1)
+    env.close()
+    assert _common.default_server() is env.client  # shared by every adapter in the process
