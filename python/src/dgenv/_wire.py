@@ -171,7 +171,7 @@ class BatchLayout:
                 return None
         out = {}
         for k, dt, shape, s, e in self.tensors:
-            a = buf[s:e].view(dt).reshape(shape)
+            a = np.frombuffer(buf, dtype=dt, count=(e - s) // dt.itemsize, offset=s).reshape(shape)
             # msgpack does not align blobs: the few multi-byte tensors (rewards,
             # scores, episode: N*P values at most) get an aligned copy.
             out[k] = a if a.flags.aligned else a.copy()
