@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+import gymnasium
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
@@ -113,3 +114,16 @@ def test_adapters_without_a_client_use_dgenv_url(server: dgenv.LocalServer, monk
     env.reset(seed=1)
     env.close()
     assert _common.default_server() is env.client  # shared by every adapter in the process
+
+
+def test_registered_for_make_and_make_vec(client: dgenv.Client) -> None:
+    from dgenv.gymnasium import ENV_ID
+
+    env = gymnasium.make(ENV_ID, client=client, players=3)
+    obs, info = env.reset(seed=2)
+    assert env.observation_space.contains(obs) and info["action_mask"].any()
+    env.close()
+    venv = gymnasium.make_vec(ENV_ID, num_envs=8, vectorization_mode="vector_entry_point", client=client)
+    obs, info = venv.reset(seed=2)
+    assert obs.shape[0] == 8 and info["action_mask"].shape == (8, 90)
+    venv.close()

@@ -46,7 +46,12 @@ try:  # gymnasium >= 1.0
 except ImportError:  # pragma: no cover - older gymnasium
     _SAME_STEP = "SameStep"
 
-__all__ = ["VectorEnv", "Env", "observation_space"]
+__all__ = ["VectorEnv", "Env", "observation_space", "ENV_ID"]
+
+# gymnasium.make(ENV_ID, client=...) and gymnasium.make_vec(ENV_ID, num_envs=N,
+# vectorization_mode="vector_entry_point", client=...) once this module is
+# imported (or name it as "dgenv.gymnasium:dgenv/DavidGoliath-v0").
+ENV_ID = "dgenv/DavidGoliath-v0"
 
 
 def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> spaces.Box:
@@ -278,3 +283,11 @@ class Env(gym.Env):
     def close(self) -> None:
         """End the server session."""
         self.env.close()
+
+
+if ENV_ID not in gym.registry:
+    gym.register(
+        id=ENV_ID,
+        entry_point="dgenv.gymnasium:Env",
+        vector_entry_point="dgenv.gymnasium:VectorEnv",
+    )
