@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 )
 
 // Config is the server's whole configuration: plain values, filled by cmd/
@@ -25,6 +28,19 @@ type Config struct {
 	HTTP     HTTPConfig     `mapstructure:"http"`
 	Shutdown ShutdownConfig `mapstructure:"shutdown"`
 	Engine   EngineConfig   `mapstructure:"engine"`
+	Policies PoliciesConfig `mapstructure:"policies"`
+}
+
+// PoliciesConfig says where trained policies are loaded from at start-up.
+type PoliciesConfig struct {
+	// Dir holds <name>.onnx files (dgenv policy v1); each is served as the
+	// bot "policy:<name>". Empty: no policies. Only this directory is read,
+	// and no path or link may lead out of it.
+	Dir string `mapstructure:"dir"`
+	// Pins maps policy names to hex SHA-256 digests their files must have.
+	Pins map[string]string `mapstructure:"pins"`
+	// MaxActRows bounds the rows of one POST /v1/policies/{name}/act.
+	MaxActRows int `mapstructure:"max_act_rows"`
 }
 
 // LimitsConfig bounds what clients may hold.
@@ -84,6 +100,7 @@ func DefaultConfig() Config {
 			MaxHeaderBytes:    16 << 10,
 		},
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
+		Policies: PoliciesConfig{MaxActRows: 8192},
 	}
 }
 
@@ -147,6 +164,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Engine.Workers < 0 {
 		bad("engine.workers", c.Engine.Workers, "must be >= 0 (0 = GOMAXPROCS)")
+	}
+	if c.Policies.MaxActRows < 1 || c.Policies.MaxActRows > env.MaxNumEnvs {
+		bad("policies.max_act_rows", c.Policies.MaxActRows, fmt.Sprintf("must be 1..%d", env.MaxNumEnvs))
+	}
+	for name, pin := range c.Policies.Pins {
+		if !policy.NamePattern.MatchString(name) {
+			bad("policies.pins."+name, "(name)", "not a policy name (want "+policy.NamePattern.String()+")")
+		}
+		if b, err := hex.DecodeString(pin); err != nil || len(b) != sha256.Size {
+			bad("policies.pins."+name, pin, "want a hex SHA-256 digest (64 characters)")
+		}
+	}
+	if len(c.Policies.Pins) > 0 && c.Policies.Dir == "" {
+		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")
 	}
 	return errors.Join(errs...)
 }

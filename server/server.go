@@ -30,6 +30,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/davidgoliath/dgenv/env/policy"
 )
 
 // Server serves the API. Make one with New; serve it with Serve (or mount
@@ -42,6 +44,7 @@ type Server struct {
 	handler   http.Handler
 	tokenHash *[32]byte
 	draining  atomic.Bool
+	policies  map[string]*policy.Policy // loaded at start-up, read-only after
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -62,7 +65,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, log: log, stop: make(chan struct{}), swept: make(chan struct{})}
+	ps, err := loadPolicies(cfg.Policies)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, stop: make(chan struct{}), swept: make(chan struct{}), policies: ps}
 	s.reg.sessions = make(map[string]*session)
 	s.m = newMetrics(&s.reg)
 	if cfg.AuthToken != "" {
@@ -89,6 +96,8 @@ func (s *Server) routes() http.Handler {
 	api.POST("/v1/sessions/:id/reset", s.reset)
 	api.POST("/v1/sessions/:id/step", s.step)
 	api.GET("/v1/sessions/:id/envs/:k/record", s.record)
+	api.GET("/v1/policies", s.listPolicies)
+	api.POST("/v1/policies/:name/act", s.act)
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, formatOf(c.Request), Errorf(CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -27,9 +27,10 @@ func loadConfig(args, environ []string) (server.Config, error) {
 	fs.SetOutput(new(strings.Builder))
 	addr := fs.String("addr", "", "host:port to listen on (port 0 picks a free one); overrides addr")
 	file := fs.String("config", "", "YAML configuration file (keys as in configs/default.yaml)")
+	policies := fs.String("policies", "", "directory of trained policies (<name>.onnx) served as \"policy:<name>\"; overrides policies.dir")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			return cfg, fmt.Errorf("%w\nusage: dgserver [--config file.yaml] [--addr host:port]\n%s", err, fs.FlagUsages())
+			return cfg, fmt.Errorf("%w\nusage: dgserver [--config file.yaml] [--addr host:port] [--policies dir]\n%s", err, fs.FlagUsages())
 		}
 		return cfg, err
 	}
@@ -70,6 +71,9 @@ func loadConfig(args, environ []string) (server.Config, error) {
 	}
 	if fs.Changed("addr") {
 		v.Set("addr", *addr)
+	}
+	if fs.Changed("policies") {
+		v.Set("policies.dir", *policies)
 	}
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)

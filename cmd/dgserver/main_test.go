@@ -126,3 +126,12 @@ func TestRunRefusesABadConfig(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr.String(), "auth_token")
 }
+
+func TestPoliciesFlagSetsTheDirectory(t *testing.T) {
+	cfg, err := loadConfig([]string{"--policies", "/srv/policies"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "/srv/policies", cfg.Policies.Dir)
+	cfg, err = loadConfig(nil, []string{"DGSERVER_POLICIES_DIR=/env/policies"})
+	require.NoError(t, err)
+	require.Equal(t, "/env/policies", cfg.Policies.Dir)
+}

@@ -52,8 +52,8 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 		}
 		if pin, ok := pins[name]; ok {
 			sum := sha256.Sum256(data)
-			if !strings.EqualFold(hex.EncodeToString(sum[:]), pin) {
-				return nil, fmt.Errorf("policies: %s: SHA-256 %x does not match the pinned %s", file, sum, pin)
+			if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, pin) {
+				return nil, fmt.Errorf("policies: %s: SHA-256 %s does not match the pinned %s", file, got, pin)
 			}
 		}
 		p, err := Parse(name, data)

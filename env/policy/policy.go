@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -48,6 +50,7 @@ type step struct {
 // Policy is a loaded, validated model. It is safe for concurrent use.
 type Policy struct {
 	name    string
+	sha256  string
 	meta    Meta
 	steps   []step
 	widths  []int // per value slot, the row width
@@ -59,6 +62,9 @@ type Policy struct {
 // Name is the name the policy was loaded under.
 func (p *Policy) Name() string { return p.name }
 
+// SHA256 is the hex digest of the model file.
+func (p *Policy) SHA256() string { return p.sha256 }
+
 // Meta returns the model's metadata.
 func (p *Policy) Meta() Meta { return p.meta }
 
@@ -68,7 +74,8 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{name: name}
+	sum := sha256.Sum256(data)
+	p := &Policy{name: name, sha256: hex.EncodeToString(sum[:])}
 	if err := p.readMeta(m.meta); err != nil {
 		return nil, err
 	}
@@ -332,9 +339,18 @@ func rowVector(t rawTensor, n int) ([]float32, error) {
 // Logits runs the network on batch observations (uint8, [batch, D]) and
 // writes [batch, 90] logits to out.
 func (p *Policy) Logits(obsU8 []uint8, batch int, out []float32) error {
+	return logits(p, obsU8, batch, out)
+}
+
+// LogitsFloat is Logits for observations already converted to float32.
+func (p *Policy) LogitsFloat(obsF32 []float32, batch int, out []float32) error {
+	return logits(p, obsF32, batch, out)
+}
+
+func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error {
 	d := p.meta.ObsSize
-	if len(obsU8) != batch*d {
-		return fmt.Errorf("policy %q: %d observation values for batch %d of width %d", p.name, len(obsU8), batch, d)
+	if len(x) != batch*d {
+		return fmt.Errorf("policy %q: %d observation values for batch %d of width %d", p.name, len(x), batch, d)
 	}
 	if len(out) != batch*env.NumActions {
 		return fmt.Errorf("policy %q: output has %d values, want %d", p.name, len(out), batch*env.NumActions)
@@ -342,7 +358,11 @@ func (p *Policy) Logits(obsU8 []uint8, batch int, out []float32) error {
 	bufp := p.getScratch()
 	defer p.scratch.Put(bufp)
 	for b := range batch {
-		p.forward(obsU8[b*d:(b+1)*d], out[b*env.NumActions:(b+1)*env.NumActions], *bufp)
+		in := (*bufp)[:d]
+		for i, v := range x[b*d : (b+1)*d] {
+			in[i] = float32(v)
+		}
+		p.forward(out[b*env.NumActions:(b+1)*env.NumActions], *bufp)
 	}
 	return nil
 }
@@ -359,13 +379,10 @@ func (p *Policy) getScratch() *[]float32 {
 	return &buf
 }
 
-// forward evaluates one observation row. scratch holds every value slot.
-func (p *Policy) forward(x []uint8, out []float32, scratch []float32) {
+// forward evaluates one observation row, already written as floats to the
+// first slot of scratch (which holds every value slot).
+func (p *Policy) forward(out []float32, scratch []float32) {
 	slot := func(i int) []float32 { return scratch[p.offs[i] : p.offs[i]+p.widths[i]] }
-	in0 := slot(0)
-	for i, v := range x {
-		in0[i] = float32(v)
-	}
 	for i := range p.steps {
 		st := &p.steps[i]
 		src, dst := slot(st.in), slot(st.out)
@@ -467,7 +484,6 @@ type botScratch struct {
 	obs    []uint8
 	mask   [env.NumActions]uint8
 	logits [env.NumActions]float32
-	vals   []float32
 }
 
 var botPool sync.Pool
@@ -492,7 +508,11 @@ func (b Bot) Act(s *env.State, rng *env.RNG) env.Action {
 	s.WriteObservation(sc.obs, s.CurrentPlayer())
 	s.WriteMask(sc.mask[:])
 	bufp := p.getScratch()
-	p.forward(sc.obs, sc.logits[:], *bufp)
+	in := (*bufp)[:p.meta.ObsSize]
+	for i, v := range sc.obs {
+		in[i] = float32(v)
+	}
+	p.forward(sc.logits[:], *bufp)
 	p.scratch.Put(bufp)
 	return Choose(sc.logits[:], sc.mask[:], b.Greedy, b.Temperature, rng)
 }

@@ -1,0 +1,218 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
+)
+
+// loadPolicies reads cfg.Dir once at start-up through an os.Root, so no
+// name or link can lead outside it, and registers each policy as the bot
+// "policy:<name>" (sessions' opponents find it there).
+func loadPolicies(cfg PoliciesConfig) (map[string]*policy.Policy, error) {
+	if cfg.Dir == "" {
+		return map[string]*policy.Policy{}, nil
+	}
+	root, err := os.OpenRoot(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("policies.dir: %w", err)
+	}
+	defer root.Close()
+	ps, err := policy.LoadFS(root.FS(), cfg.Pins)
+	if err != nil {
+		return nil, err
+	}
+	policy.Register(ps)
+	return ps, nil
+}
+
+// policyInfo is one entry of GET /v1/policies.
+type policyInfo struct {
+	Name        string     `json:"name"`
+	Bot         string     `json:"bot"`
+	Game        env.Params `json:"game"`
+	ObsSize     int        `json:"obs_size"`
+	NumActions  int        `json:"num_actions"`
+	SHA256      string     `json:"sha256"`
+	Description string     `json:"description"`
+}
+
+func (s *Server) listPolicies(c *gin.Context) {
+	out := responseFormat(c.Request, formatJSON)
+	list := make([]policyInfo, 0, len(s.policies))
+	for name, p := range s.policies {
+		m := p.Meta()
+		list = append(list, policyInfo{
+			Name: name, Bot: "policy:" + name, Game: m.Game, ObsSize: m.ObsSize,
+			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description,
+		})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	s.respond(c, http.StatusOK, out, map[string]any{"policies": list})
+}
+
+// actRequest asks a policy for actions: observations [N, D] ("<u1" as the
+// sessions send them, or "<f4"), masks [N, 90] ("<u1"), greedy (default)
+// or sampled from the masked softmax with a seed.
+type actRequest struct {
+	Obs         *Tensor  `json:"obs"`
+	Mask        *Tensor  `json:"mask"`
+	Greedy      *bool    `json:"greedy"`
+	Temperature *float64 `json:"temperature"`
+	Seed        Uint     `json:"seed"`
+	Logits      bool     `json:"logits"`
+}
+
+type actResponse struct {
+	Policy  string  `json:"policy"`
+	Actions Tensor  `json:"actions"`
+	Logits  *Tensor `json:"logits,omitempty"`
+}
+
+func (s *Server) act(c *gin.Context) {
+	in, out, ok := s.formats(c)
+	if !ok {
+		return
+	}
+	name := c.Param("name")
+	p := s.policies[name]
+	if p == nil {
+		e := Errorf(CodeNotFound, "policy %q is not loaded", name)
+		names := make([]string, 0, len(s.policies))
+		for n := range s.policies {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		e.Details = map[string]any{"policies": names}
+		s.fail(c, out, e)
+		return
+	}
+	d := p.Meta().ObsSize
+	rows := s.cfg.Policies.MaxActRows
+	// Float observations and masks of the largest batch, with room for JSON's base64.
+	limit := int64(4096 + rows*(4*d+env.NumActions)*4/3)
+	var buf []byte
+	body, e := readBody(c.Writer, c.Request, limit, &buf)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	var req actRequest
+	if e := decode(in, body, &req); e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	n, obsF, mask, e := checkAct(&req, d, rows)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	greedy := req.Greedy == nil || *req.Greedy
+	temp := 1.0
+	if req.Temperature != nil {
+		if t := *req.Temperature; !(t > 0) || math.IsInf(t, 0) {
+			s.fail(c, out, field("temperature", fmt.Errorf("temperature %v: must be > 0", t)))
+			return
+		}
+		temp = *req.Temperature
+	}
+	logits := make([]float32, n*env.NumActions)
+	actions := make([]int32, n)
+	// Rows are independent: split them over the cores. Sampling draws from
+	// (seed, row), so the answer does not depend on the split.
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*env.NumActions:hi*env.NumActions])
+			for r := lo; r < hi; r++ {
+				rng := env.NewRNG(req.Seed.V, uint64(r))
+				actions[r] = int32(policy.Choose(logits[r*env.NumActions:(r+1)*env.NumActions], mask[r*env.NumActions:(r+1)*env.NumActions], greedy, temp, &rng))
+			}
+		}()
+	}
+	wg.Wait()
+	resp := actResponse{Policy: name, Actions: Tensor{Dtype: dtypeI4, Shape: []int{n}, Data: leBytes(actions)}}
+	if req.Logits {
+		resp.Logits = &Tensor{Dtype: dtypeF4, Shape: []int{n, env.NumActions}, Data: leBytes(logits)}
+	}
+	s.respond(c, http.StatusOK, out, resp)
+}
+
+// checkAct validates an act request and returns the batch size, the
+// observations as floats and the masks.
+func checkAct(req *actRequest, d, maxRows int) (int, []float32, []uint8, *Error) {
+	if req.Obs == nil {
+		return 0, nil, nil, field("obs", fmt.Errorf("obs: required, a tensor [N, %d]", d))
+	}
+	if req.Mask == nil {
+		return 0, nil, nil, field("mask", fmt.Errorf("mask: required, a tensor <u1 [N, %d]", env.NumActions))
+	}
+	o, m := req.Obs, req.Mask
+	if len(o.Shape) != 2 || o.Shape[1] != d || o.Shape[0] < 1 || o.Shape[0] > maxRows {
+		return 0, nil, nil, field("obs", fmt.Errorf("obs shape %v: want [N, %d] with 1 <= N <= %d", o.Shape, d, maxRows))
+	}
+	n := o.Shape[0]
+	if len(m.Shape) != 2 || m.Shape[0] != n || m.Shape[1] != env.NumActions {
+		return 0, nil, nil, field("mask", fmt.Errorf("mask shape %v: want [%d, %d]", m.Shape, n, env.NumActions))
+	}
+	if m.Dtype != dtypeU1 || len(m.Data) != n*env.NumActions {
+		return 0, nil, nil, field("mask", fmt.Errorf("mask: want dtype <u1 and %d bytes, got %s and %d", n*env.NumActions, m.Dtype, len(m.Data)))
+	}
+	obsF := make([]float32, n*d)
+	switch o.Dtype {
+	case dtypeU1:
+		if len(o.Data) != n*d {
+			return 0, nil, nil, field("obs", fmt.Errorf("obs: %d bytes for shape [%d, %d]", len(o.Data), n, d))
+		}
+		for i, v := range o.Data {
+			obsF[i] = float32(v)
+		}
+	case dtypeF4:
+		if len(o.Data) != 4*n*d {
+			return 0, nil, nil, field("obs", fmt.Errorf("obs: %d bytes for <f4 shape [%d, %d]", len(o.Data), n, d))
+		}
+		for i := range obsF {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(o.Data[4*i:]))
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return 0, nil, nil, field("obs", fmt.Errorf("obs element %d is %v", i, v))
+			}
+			obsF[i] = v
+		}
+	default:
+		return 0, nil, nil, field("obs", fmt.Errorf("obs dtype %q: want <u1 or <f4", o.Dtype))
+	}
+	for r := range n {
+		legal := false
+		for _, v := range m.Data[r*env.NumActions : (r+1)*env.NumActions] {
+			if v > 1 {
+				return 0, nil, nil, field("mask", fmt.Errorf("mask row %d: values must be 0 or 1", r))
+			}
+			legal = legal || v == 1
+		}
+		if !legal {
+			return 0, nil, nil, field("mask", fmt.Errorf("mask row %d has no legal action", r))
+		}
+	}
+	return n, obsF, m.Data, nil
+}
+
+// leBytes is the little-endian bytes of a numeric slice (the slice's own
+// memory on little-endian machines).
+func leBytes[T int32 | float32](s []T) []byte {
+	var scratch []byte
+	return bytesOf(s, &scratch)
+}

@@ -1,0 +1,251 @@
+package server_test
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/server"
+)
+
+// policyDir holds the parity model (env/policy/testdata) as <name>.onnx.
+func policyDir(tb testing.TB, name string) (dir string, model []byte) {
+	tb.Helper()
+	model, err := os.ReadFile("../env/policy/testdata/parity.onnx")
+	require.NoError(tb, err)
+	dir = tb.TempDir()
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, name+".onnx"), model, 0o644))
+	return dir, model
+}
+
+type parityCase struct {
+	Obs    [][]uint8   `json:"obs"`
+	Logits [][]float32 `json:"logits"`
+}
+
+func readParityCase(tb testing.TB) parityCase {
+	tb.Helper()
+	raw, err := os.ReadFile("../env/policy/testdata/parity.json")
+	require.NoError(tb, err)
+	var pc parityCase
+	require.NoError(tb, json.Unmarshal(raw, &pc))
+	return pc
+}
+
+type actAnswer struct {
+	Policy  string  `json:"policy"`
+	Actions tensor  `json:"actions"`
+	Logits  *tensor `json:"logits"`
+}
+
+func TestPoliciesAreListedAndAct(t *testing.T) {
+	dir, model := policyDir(t, "parity")
+	sum := sha256.Sum256(model)
+	c := newClient(t, func(cfg *server.Config) {
+		cfg.Policies.Dir = dir
+		cfg.Policies.Pins = map[string]string{"parity": hex.EncodeToString(sum[:])}
+	})
+
+	t.Run("GET /v1/policies lists the loaded policy with its digest", func(t *testing.T) {
+		a := c.do("GET", "/v1/policies", "", nil)
+		require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+		var list struct {
+			Policies []struct {
+				Name, Bot, SHA256 string
+				Game              env.Params
+				ObsSize           int `json:"obs_size"`
+			}
+		}
+		decodeAnswer(t, a, &list)
+		require.Len(t, list.Policies, 1)
+		p := list.Policies[0]
+		require.Equal(t, "parity", p.Name)
+		require.Equal(t, "policy:parity", p.Bot)
+		require.Equal(t, hex.EncodeToString(sum[:]), p.SHA256)
+		require.Equal(t, 874, p.ObsSize)
+	})
+
+	pc := readParityCase(t)
+	n := len(pc.Obs)
+	var obsU8 []byte
+	for _, r := range pc.Obs {
+		obsU8 = append(obsU8, r...)
+	}
+	mask := make([]byte, n*env.NumActions)
+	for r := range n {
+		for a := 0; a < env.NumActions; a += 3 + r {
+			mask[r*env.NumActions+a] = 1
+		}
+	}
+	for _, dtype := range []string{"<u1", "<f4"} {
+		t.Run("act with "+dtype+" observations gives the reference logits and the best legal actions", func(t *testing.T) {
+			data := obsU8
+			if dtype == "<f4" {
+				data = make([]byte, 4*len(obsU8))
+				for i, v := range obsU8 {
+					binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
+				}
+			}
+			body := mp(t, map[string]any{
+				"obs":    map[string]any{"dtype": dtype, "shape": []int{n, 874}, "data": data},
+				"mask":   map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+				"logits": true,
+			})
+			a := c.do("POST", "/v1/policies/parity/act", ctMsgpack, body)
+			require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+			var ans actAnswer
+			decodeAnswer(t, a, &ans)
+			require.NotNil(t, ans.Logits)
+			logits := le[float32](ans.Logits.Data)
+			actions := le[int32](ans.Actions.Data)
+			require.Len(t, actions, n)
+			for r := range n {
+				best := -1
+				for a := range env.NumActions {
+					got, want := logits[r*env.NumActions+a], pc.Logits[r][a]
+					require.InDelta(t, want, got, 1e-4, "row %d action %d logit", r, a)
+					if mask[r*env.NumActions+a] == 1 && (best < 0 || pc.Logits[r][a] > pc.Logits[r][best]) {
+						best = a
+					}
+				}
+				require.Equal(t, int32(best), actions[r], "row %d greedy action", r)
+			}
+		})
+	}
+
+	t.Run("sampled actions are legal and repeat with the seed", func(t *testing.T) {
+		req := map[string]any{
+			"obs":    map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obsU8},
+			"mask":   map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+			"greedy": false, "seed": 5, "temperature": 2.0,
+		}
+		var first []int32
+		for range 2 {
+			a := c.do("POST", "/v1/policies/parity/act", ctJSON, js(t, req))
+			require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+			var ans actAnswer
+			decodeAnswer(t, a, &ans)
+			acts := le[int32](ans.Actions.Data)
+			for r, x := range acts {
+				require.Equal(t, byte(1), mask[r*env.NumActions+int(x)], "row %d sampled illegal %d", r, x)
+			}
+			if first == nil {
+				first = acts
+			} else {
+				require.Equal(t, first, acts)
+			}
+		}
+	})
+
+	t.Run("bad act requests are refused", func(t *testing.T) {
+		noLegal := make([]byte, n*env.NumActions)
+		cases := []struct {
+			name, path string
+			body       map[string]any
+			status     int
+			code       string
+		}{
+			{"an unknown policy", "/v1/policies/nope/act", map[string]any{}, 404, "not_found"},
+			{"no observations", "/v1/policies/parity/act", map[string]any{"mask": map[string]any{"dtype": "<u1", "shape": []int{n, 90}, "data": mask}}, 400, "bad_request"},
+			{"the wrong width", "/v1/policies/parity/act", map[string]any{
+				"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 873}, "data": obsU8[:n*873]},
+				"mask": map[string]any{"dtype": "<u1", "shape": []int{n, 90}, "data": mask}}, 400, "bad_request"},
+			{"a row with nothing legal", "/v1/policies/parity/act", map[string]any{
+				"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obsU8},
+				"mask": map[string]any{"dtype": "<u1", "shape": []int{n, 90}, "data": noLegal}}, 400, "bad_request"},
+			{"an unknown field", "/v1/policies/parity/act", map[string]any{"obsx": 1}, 400, "bad_request"},
+			{"a zero temperature", "/v1/policies/parity/act", map[string]any{
+				"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obsU8},
+				"mask": map[string]any{"dtype": "<u1", "shape": []int{n, 90}, "data": mask}, "greedy": false, "temperature": 0.0}, 400, "bad_request"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				requireError(t, c.do("POST", tc.path, ctMsgpack, mp(t, tc.body)), tc.status, tc.code)
+			})
+		}
+	})
+
+	t.Run("a session plays against the policy as its opponent", func(t *testing.T) {
+		cr := c.create(map[string]any{"game": map[string]any{"players": 4, "deals": 1}, "num_envs": 8, "seed": 3, "learner_seats": []int{0}, "opponent": "policy:parity"})
+		require.Contains(t, cr.Bots, "policy:parity")
+		b := c.reset(cr.Session, map[string]any{})
+		games := 0
+		for range 200 {
+			for _, p := range b.Player.Data {
+				require.Equal(t, byte(0), p, "only the learner seat is ever to act")
+			}
+			b = c.step(cr.Session, legalActions(b.Mask.Data, 8, func(i, k int) int { return 0 }))
+			for _, d := range b.Done.Data {
+				games += int(d)
+			}
+		}
+		require.Positive(t, games)
+	})
+
+	t.Run("a session of another player count cannot use it", func(t *testing.T) {
+		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"game": map[string]any{"players": 5}, "num_envs": 2, "learner_seats": []int{0}, "opponent": "policy:parity"}))
+		requireError(t, a, 400, "bad_request")
+	})
+}
+
+func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
+	dir, model := policyDir(t, "parity")
+	cases := []struct {
+		name   string
+		mutate func(*server.Config)
+	}{
+		{"a directory that does not exist", func(c *server.Config) { c.Policies.Dir = filepath.Join(dir, "missing") }},
+		{"a pin that does not match", func(c *server.Config) {
+			c.Policies.Dir = dir
+			c.Policies.Pins = map[string]string{"parity": hex.EncodeToString(make([]byte, 32))}
+		}},
+		{"a pin that is not a digest", func(c *server.Config) {
+			c.Policies.Dir = dir
+			c.Policies.Pins = map[string]string{"parity": "xyz"}
+		}},
+		{"a file that is not ONNX", func(c *server.Config) {
+			d := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(d, "junk.onnx"), []byte("not a model"), 0o644))
+			c.Policies.Dir = d
+		}},
+		{"a model with another layout", func(c *server.Config) {
+			d := t.TempDir()
+			bad := []byte(string(model))
+			copy(bad[indexOf(bad, "current_trick"):], "current_trics")
+			require.NoError(t, os.WriteFile(filepath.Join(d, "bad.onnx"), bad, 0o644))
+			c.Policies.Dir = d
+		}},
+		{"a link out of the directory", func(c *server.Config) {
+			d := t.TempDir()
+			require.NoError(t, os.Symlink(filepath.Join(dir, "parity.onnx"), filepath.Join(d, "escape.onnx")))
+			c.Policies.Dir = d
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := server.New(testConfig(tc.mutate), nil)
+			if err == nil {
+				srv.Close()
+			}
+			require.Error(t, err)
+		})
+	}
+}
+
+func indexOf(b []byte, s string) int {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	panic("not found: " + s)
+}
