@@ -63,7 +63,7 @@ class TrainConfig:
     # game and env
     players: int = 4
     deals: Optional[int] = None
-    opponent: str = "heuristic"  # random | heuristic | search | policy:NAME | self
+    opponent: str = "heuristic"  # random | heuristic | search | policy:NAME | self, or a mix "heuristic,random"
     reward: str = "zero_sum"
     reward_scale: float = 0.05
     shaping: bool = True  # potential-based: deal score so far, from the prize piles
@@ -113,12 +113,18 @@ PRESETS: dict[str, dict[str, Any]] = {
     # The documented run (docs/training.md): 1 learner seat vs 3 heuristic bots.
     "beat-heuristic": dict(
         name="beat-heuristic",
-        opponent="heuristic",
+        opponent="heuristic,heuristic,heuristic,random",  # 384 envs vs 3 heuristic, 128 vs 3 random
         num_envs=512,
         rollout_steps=32,
         minutes=25.0,
         hidden=(256, 256),
-        eval_every_s=240.0,
+        lr=2e-3,
+        epochs=2,
+        minibatches=8,
+        target_kl=0.03,
+        eval_every_s=180.0,
+        eval_games=1000,
+        final_eval_games=4000,
     ),
     # Self-play with a snapshot pool.
     "selfplay": dict(name="selfplay", opponent="self", num_envs=512, rollout_steps=32, minutes=25.0),
@@ -209,13 +215,16 @@ def evaluate_policy(
 class _Collector:
     """Steps one session and turns learner decisions into PPO transitions."""
 
-    def __init__(self, env: Any, net: PolicyNet, cfg: TrainConfig, gen: torch.Generator, rng: np.random.Generator):
+    def __init__(
+        self, env: Any, net: PolicyNet, cfg: TrainConfig, gen: torch.Generator, rng: np.random.Generator,
+        selfplay: bool, seed: int,
+    ):
         self.env = env
         self.net = net
         self.cfg = cfg
         self.gen = gen
         self.rng = rng
-        self.selfplay = cfg.opponent == "self"
+        self.selfplay = selfplay
         N, D = env.num_envs, env.obs_size
         self.N, self.D, self.P = N, D, env.players
         if self.selfplay:
@@ -235,7 +244,7 @@ class _Collector:
         self.p_rew = np.zeros(N, np.float32)
         self.p_phi = np.zeros(N, np.float32)
         self.potential = _Potential(env.spec, cfg.reward) if cfg.shaping else None
-        self.batch = env.reset(seed=cfg.seed)
+        self.batch = env.reset(seed=seed)
         self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
         self.raw_steps = 0
 
@@ -486,18 +495,30 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
 
     client = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
     log = _Logger(out, cfg.tensorboard)
-    env = None
+    envs: list[Any] = []
     try:
-        selfplay = cfg.opponent == "self"
-        env = client.make(
-            players=cfg.players,
-            num_envs=cfg.num_envs,
-            seed=cfg.seed,
-            learner_seats=None if selfplay else [0],
-            opponent=None if selfplay else cfg.opponent,
-            reward=cfg.reward,
-            deals=cfg.deals,
-        )
+        opps = [o.strip() for o in cfg.opponent.split(",") if o.strip()]
+        selfplay = opps == ["self"]
+        if "self" in opps and not selfplay:
+            raise ValueError("--opponent self cannot be mixed with bots")
+        # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random")
+        shares = {o: opps.count(o) for o in dict.fromkeys(opps)}
+        for i, (o, c) in enumerate(shares.items()):
+            n = cfg.num_envs * c // len(opps)
+            if n < 1:
+                raise ValueError(f"--num-envs {cfg.num_envs} is too small to split over {opps}")
+            envs.append(
+                client.make(
+                    players=cfg.players,
+                    num_envs=n,
+                    seed=cfg.seed + 1000 * i,
+                    learner_seats=None if selfplay else [0],
+                    opponent=None if selfplay else o,
+                    reward=cfg.reward,
+                    deals=cfg.deals,
+                )
+            )
+        env = envs[0]
         meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
         if cfg.init:
             net, m0, _ = load_checkpoint(cfg.init)
@@ -507,10 +528,9 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
         else:
             net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size))
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
-        col = _Collector(env, net, cfg, gen, rng)
+        cols = [_Collector(e, net, cfg, gen, rng, selfplay, seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
         if selfplay:
-            col.add_snapshot(net)
-        batch_target = cfg.num_envs * cfg.rollout_steps
+            cols[0].add_snapshot(net)
         step = 0
         update = 0
         last_eval = time.monotonic()
@@ -561,7 +581,12 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
                 g["lr"] = lr
             tc = time.monotonic()
             net.eval()
-            buf = col.collect(batch_target)
+            parts = [c.collect(c.N * cfg.rollout_steps) for c in cols]
+            off = 0
+            for c, part in zip(cols, parts):  # distinct env ids across sessions keep the GAE chains apart
+                part["env"] = part["env"] + off
+                off += c.N
+            buf = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
             t_collect = time.monotonic() - tc
             adv, ret = _gae(buf, cfg.gamma, cfg.gae_lambda)
             n = adv.size
@@ -611,10 +636,17 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
             t_update = time.monotonic() - tu
             update += 1
             step += n
-            if col.selfplay and update % cfg.snapshot_every == 0:
-                col.add_snapshot(net)
-            eps = col.episodes[-2 * cfg.num_envs :]
-            col.episodes = eps
+            if selfplay and update % cfg.snapshot_every == 0:
+                cols[0].add_snapshot(net)
+            per_opp: dict[str, float] = {}
+            eps: list[tuple[float, float]] = []
+            for c in cols:
+                c.episodes = c.episodes[-2 * c.N :]
+                eps += c.episodes
+                if len(cols) > 1:
+                    per_opp[f"train_diff_{c.env.spec.opponent}"] = (
+                        float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
+                    )
             diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
             var_y = float(np.var(ret))
             ev = float("nan") if var_y == 0 else 1.0 - float(np.var(ret - buf["val"])) / var_y
@@ -630,6 +662,7 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
                 "train_score": float(np.mean([a for a, _ in eps])) if eps else float("nan"),
                 "train_diff": diff,
                 "explained_var": ev,
+                **per_opp,
                 **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()},
             }
             log.row("metrics", row, step)
@@ -675,8 +708,8 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
         return summary
     finally:
         log.close()
-        if env is not None:
-            env.close()
+        for e in envs:
+            e.close()
         if hasattr(client, "stop"):
             client.stop()
         else:
