@@ -37,7 +37,10 @@ def encode_tensor(a: np.ndarray) -> dict[str, Any]:
     a = np.asarray(a)
     dt = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
     a = np.ascontiguousarray(a, dtype=dt)
-    return {"dtype": dt.str, "shape": list(a.shape), "data": a.tobytes()}
+    # numpy spells one-byte types "|u1"; the wire contract spells every dtype
+    # little-endian ("<u1"), as the server expects.
+    code = "<" + dt.str[1:] if dt.str[0] == "|" and dt.kind in "biuf" else dt.str
+    return {"dtype": code, "shape": list(a.shape), "data": a.tobytes()}
 
 
 def is_tensor(v: Any) -> bool:
