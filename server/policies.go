@@ -169,12 +169,12 @@ func checkAct(req *actRequest, d, maxRows int) (int, []float32, []uint8, *Error)
 	if len(m.Shape) != 2 || m.Shape[0] != n || m.Shape[1] != env.NumActions {
 		return 0, nil, nil, field("mask", fmt.Errorf("mask shape %v: want [%d, %d]", m.Shape, n, env.NumActions))
 	}
-	if m.Dtype != dtypeU1 || len(m.Data) != n*env.NumActions {
+	if (m.Dtype != dtypeU1 && m.Dtype != "|u1") || len(m.Data) != n*env.NumActions {
 		return 0, nil, nil, field("mask", fmt.Errorf("mask: want dtype <u1 and %d bytes, got %s and %d", n*env.NumActions, m.Dtype, len(m.Data)))
 	}
 	obsF := make([]float32, n*d)
 	switch o.Dtype {
-	case dtypeU1:
+	case dtypeU1, "|u1": // numpy spells one-byte types "|u1"
 		if len(o.Data) != n*d {
 			return 0, nil, nil, field("obs", fmt.Errorf("obs: %d bytes for shape [%d, %d]", len(o.Data), n, d))
 		}

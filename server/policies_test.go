@@ -86,7 +86,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 			mask[r*env.NumActions+a] = 1
 		}
 	}
-	for _, dtype := range []string{"<u1", "<f4"} {
+	for _, dtype := range []string{"<u1", "|u1", "<f4"} {
 		t.Run("act with "+dtype+" observations gives the reference logits and the best legal actions", func(t *testing.T) {
 			data := obsU8
 			if dtype == "<f4" {
@@ -97,7 +97,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 			}
 			body := mp(t, map[string]any{
 				"obs":    map[string]any{"dtype": dtype, "shape": []int{n, 874}, "data": data},
-				"mask":   map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+				"mask":   map[string]any{"dtype": "|u1", "shape": []int{n, env.NumActions}, "data": mask},
 				"logits": true,
 			})
 			a := c.do("POST", "/v1/policies/parity/act", ctMsgpack, body)
