@@ -28,6 +28,7 @@ func (s *State) Serialize() string {
 	if s.rec == nil {
 		panic("env: Serialize on a state that keeps no record")
 	}
+	s.syncRecord()
 	var sb strings.Builder
 	p := s.game.params
 	fmt.Fprintf(&sb, "%s\nparams %d %d %d\nrng %x %x %x %x\n", serialHeader,

@@ -98,9 +98,34 @@ type State struct {
 	terminal  bool
 	lastDeal  [MaxPlayers]int32 // scores of the deal the last action finished
 
+	// plays of the deal in progress, in order; play k is at index
+	// TricksDone*Players + TrickLen. Kept in the state (not only in the
+	// record, which it reaches at the deal's end or on syncRecord) so the
+	// per-step write needs no pointer chase.
+	plays [MaxPlayers * HandSize]Play
+
 	rng    RNG          // deals the next deal
 	forced [][]handsArr // deals to use before drawing from rng (explicit deals, replays)
 	rec    *Record      // nil: no record kept
+}
+
+// numPlays counts the plays of the deal in progress.
+func (s *State) numPlays() int {
+	return int(s.b.TricksDone)*int(s.b.Players) + int(s.b.TrickLen)
+}
+
+// syncRecord copies the plays of the deal in progress into the record.
+func (s *State) syncRecord() {
+	r := s.rec
+	if r == nil || len(r.Deals) == 0 {
+		return
+	}
+	d := &r.Deals[len(r.Deals)-1]
+	if d.Done {
+		return
+	}
+	d.NumPlays = s.numPlays()
+	copy(d.Plays[:], s.plays[:d.NumPlays])
 }
 
 type handsArr = [MaxPlayers][HandSize]Card
@@ -280,14 +305,10 @@ func (s *State) apply(a Action) {
 			b.Voids[p] |= 1 << lead
 		}
 	}
+	s.plays[s.numPlays()] = Play{Seat: uint8(p), Card: Card(a)}
 	b.Trick[b.TrickLen] = Card(a)
 	b.TrickLen++
 	s.dealEnded = false
-	if r := s.rec; r != nil {
-		d := &r.Deals[len(r.Deals)-1]
-		d.Plays[d.NumPlays] = Play{Seat: uint8(p), Card: Card(a)}
-		d.NumPlays++
-	}
 	if b.TrickLen == b.Players {
 		s.finishTrick()
 	}
@@ -342,6 +363,8 @@ func (s *State) finishDeal() {
 	var d *DealRecord
 	if s.rec != nil {
 		d = &s.rec.Deals[len(s.rec.Deals)-1]
+		d.NumPlays = p * TricksPerDeal
+		copy(d.Plays[:], s.plays[:d.NumPlays])
 		d.Done = true
 	}
 	for seat := range p {
@@ -486,6 +509,7 @@ func (s *State) Winners() []int {
 // Clone returns an independent copy.
 func (s *State) Clone() *State {
 	c := *s
+	s.syncRecord()
 	c.rec = s.rec.Clone()
 	return &c
 }
@@ -495,6 +519,7 @@ func (s *State) History() []Action {
 	if s.rec == nil {
 		return nil
 	}
+	s.syncRecord()
 	var h []Action
 	for i := range s.rec.Deals {
 		d := &s.rec.Deals[i]
@@ -506,7 +531,10 @@ func (s *State) History() []Action {
 }
 
 // Record returns a copy of the game record (nil if the state keeps none).
-func (s *State) Record() *Record { return s.rec.Clone() }
+func (s *State) Record() *Record {
+	s.syncRecord()
+	return s.rec.Clone()
+}
 
 // ObservationTensor encodes what player knows, from player's seat.
 func (s *State) ObservationTensor(player int) []uint8 {

@@ -380,6 +380,7 @@ func (v *VecEnv) Record(k int) (finished, current *Record, err error) {
 		return nil, nil, fmt.Errorf("env %d: must be 0..%d", k, v.n-1)
 	}
 	cur := v.recCur[k]
+	v.states[k].syncRecord()
 	current = v.recs[k][cur].Clone()
 	if v.episode[k] > 0 {
 		finished = v.recs[k][cur^1].Clone()
