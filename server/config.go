@@ -52,6 +52,7 @@ type LimitsConfig struct {
 	SweepInterval     time.Duration `mapstructure:"sweep_interval"`       // how often the sweeper looks
 	RetryAfter        time.Duration `mapstructure:"retry_after"`          // Retry-After sent with 429
 	MaxCreateBody     int64         `mapstructure:"max_create_body"`      // bytes of a create-session body
+	MaxSearchEnvs     int           `mapstructure:"max_search_envs"`      // num_envs of a session whose opponent is "search"
 }
 
 // HTTPConfig are the http.Server limits.
@@ -91,6 +92,7 @@ func DefaultConfig() Config {
 			SweepInterval:     10 * time.Second,
 			RetryAfter:        time.Second,
 			MaxCreateBody:     64 << 10,
+			MaxSearchEnvs:     64,
 		},
 		HTTP: HTTPConfig{
 			ReadHeaderTimeout: 5 * time.Second,
@@ -137,6 +139,9 @@ func (c *Config) Validate() error {
 	}
 	if l.RetryAfter < time.Second {
 		bad("limits.retry_after", l.RetryAfter, "must be >= 1s")
+	}
+	if l.MaxSearchEnvs < 1 {
+		bad("limits.max_search_envs", l.MaxSearchEnvs, "must be >= 1")
 	}
 	if l.MaxCreateBody < 1024 {
 		bad("limits.max_create_body", l.MaxCreateBody, "must be >= 1024")

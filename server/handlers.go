@@ -133,6 +133,11 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 		e.Details["bots"] = env.BotNames()
 		return vc, "", e
 	}
+	// The search bot thinks for milliseconds a move: a large batch of it
+	// would hold a step for minutes.
+	if max := s.cfg.Limits.MaxSearchEnvs; req.Opponent == "search" && n > max {
+		return vc, "", field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the search opponent (limits.max_search_envs)", n, max))
+	}
 	return env.VecConfig{
 		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
 		Opponent: req.Opponent, Reward: mode, Workers: s.cfg.Engine.Workers,

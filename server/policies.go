@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -16,24 +15,19 @@ import (
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
-// loadPolicies reads cfg.Dir once at start-up through an os.Root, so no
-// name or link can lead outside it, and registers each policy as the bot
-// "policy:<name>" (sessions' opponents find it there).
-func loadPolicies(cfg PoliciesConfig) (map[string]*policy.Policy, error) {
-	if cfg.Dir == "" {
-		return map[string]*policy.Policy{}, nil
+// Option adjusts a Server at construction.
+type Option func(*Server)
+
+// WithPolicies serves trained policies (loaded by cmd/ from policies.dir):
+// each becomes the bot "policy:<name>" for sessions' opponents, and answers
+// on /v1/policies/{name}/act.
+func WithPolicies(ps map[string]*policy.Policy) Option {
+	return func(s *Server) {
+		for name, p := range ps {
+			s.policies[name] = p
+		}
+		policy.Register(ps)
 	}
-	root, err := os.OpenRoot(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("policies.dir: %w", err)
-	}
-	defer root.Close()
-	ps, err := policy.LoadFS(root.FS(), cfg.Pins)
-	if err != nil {
-		return nil, err
-	}
-	policy.Register(ps)
-	return ps, nil
 }
 
 // policyInfo is one entry of GET /v1/policies.

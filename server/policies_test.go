@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -50,10 +51,12 @@ type actAnswer struct {
 func TestPoliciesAreListedAndAct(t *testing.T) {
 	dir, model := policyDir(t, "parity")
 	sum := sha256.Sum256(model)
-	c := newClient(t, func(cfg *server.Config) {
-		cfg.Policies.Dir = dir
-		cfg.Policies.Pins = map[string]string{"parity": hex.EncodeToString(sum[:])}
-	})
+	ps, err := policy.LoadFS(os.DirFS(dir), map[string]string{"parity": hex.EncodeToString(sum[:])})
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
 
 	t.Run("GET /v1/policies lists the loaded policy with its digest", func(t *testing.T) {
 		a := c.do("GET", "/v1/policies", "", nil)
@@ -197,55 +200,12 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 	})
 }
 
-func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
-	dir, model := policyDir(t, "parity")
-	cases := []struct {
-		name   string
-		mutate func(*server.Config)
-	}{
-		{"a directory that does not exist", func(c *server.Config) { c.Policies.Dir = filepath.Join(dir, "missing") }},
-		{"a pin that does not match", func(c *server.Config) {
-			c.Policies.Dir = dir
-			c.Policies.Pins = map[string]string{"parity": hex.EncodeToString(make([]byte, 32))}
-		}},
-		{"a pin that is not a digest", func(c *server.Config) {
-			c.Policies.Dir = dir
-			c.Policies.Pins = map[string]string{"parity": "xyz"}
-		}},
-		{"a file that is not ONNX", func(c *server.Config) {
-			d := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(d, "junk.onnx"), []byte("not a model"), 0o644))
-			c.Policies.Dir = d
-		}},
-		{"a model with another layout", func(c *server.Config) {
-			d := t.TempDir()
-			bad := []byte(string(model))
-			copy(bad[indexOf(bad, "current_trick"):], "current_trics")
-			require.NoError(t, os.WriteFile(filepath.Join(d, "bad.onnx"), bad, 0o644))
-			c.Policies.Dir = d
-		}},
-		{"a link out of the directory", func(c *server.Config) {
-			d := t.TempDir()
-			require.NoError(t, os.Symlink(filepath.Join(dir, "parity.onnx"), filepath.Join(d, "escape.onnx")))
-			c.Policies.Dir = d
-		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, err := server.New(testConfig(tc.mutate), nil)
-			if err == nil {
-				srv.Close()
-			}
-			require.Error(t, err)
-		})
-	}
-}
-
-func indexOf(b []byte, s string) int {
-	for i := 0; i+len(s) <= len(b); i++ {
-		if string(b[i:i+len(s)]) == s {
-			return i
-		}
-	}
-	panic("not found: " + s)
+func TestSearchOpponentIsCappedByMaxSearchEnvs(t *testing.T) {
+	c := newClient(t, func(cfg *server.Config) { cfg.Limits.MaxSearchEnvs = 4 })
+	a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"num_envs": 5, "learner_seats": []int{0}, "opponent": "search"}))
+	requireError(t, a, 400, "bad_request")
+	cr := c.create(map[string]any{"num_envs": 2, "seed": 1, "game": map[string]any{"deals": 1}, "learner_seats": []int{0}, "opponent": "search"})
+	b := c.reset(cr.Session, map[string]any{})
+	b = c.step(cr.Session, legalActions(b.Mask.Data, 2, func(i, k int) int { return k - 1 }))
+	require.Len(t, b.Player.Data, 2)
 }

@@ -58,18 +58,17 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New validates cfg and builds a server; its session sweeper runs until
 // Close (or the end of Serve).
-func New(cfg Config, log *slog.Logger) (*Server, error) {
+func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ps, err := loadPolicies(cfg.Policies)
-	if err != nil {
-		return nil, err
+	s := &Server{cfg: cfg, log: log, stop: make(chan struct{}), swept: make(chan struct{}), policies: map[string]*policy.Policy{}}
+	for _, o := range opts {
+		o(s)
 	}
-	s := &Server{cfg: cfg, log: log, stop: make(chan struct{}), swept: make(chan struct{}), policies: ps}
 	s.reg.sessions = make(map[string]*session)
 	s.m = newMetrics(&s.reg)
 	if cfg.AuthToken != "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -43,7 +44,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := server.New(cfg, log)
+	policies, err := loadPolicies(cfg.Policies)
+	if err != nil {
+		fmt.Fprintln(stderr, "dgserver:", err)
+		return 2
+	}
+	srv, err := server.New(cfg, log, server.WithPolicies(policies))
 	if err != nil {
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2
@@ -60,4 +66,19 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	return 0
+}
+
+// loadPolicies reads policies.dir once at start-up through an os.Root, so
+// no name or link can lead outside it, checking pins. Any bad file stops
+// start-up with its name.
+func loadPolicies(cfg server.PoliciesConfig) (map[string]*policy.Policy, error) {
+	if cfg.Dir == "" {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("policies.dir: %w", err)
+	}
+	defer root.Close()
+	return policy.LoadFS(root.FS(), cfg.Pins)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -134,4 +135,49 @@ func TestPoliciesFlagSetsTheDirectory(t *testing.T) {
 	cfg, err = loadConfig(nil, []string{"DGSERVER_POLICIES_DIR=/env/policies"})
 	require.NoError(t, err)
 	require.Equal(t, "/env/policies", cfg.Policies.Dir)
+}
+
+func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
+	model, err := os.ReadFile("../../env/policy/testdata/parity.onnx")
+	require.NoError(t, err)
+	good := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(good, "parity.onnx"), model, 0o644))
+	junk := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(junk, "junk.onnx"), []byte("not a model"), 0o644))
+	other := t.TempDir()
+	bad := bytes.Replace(model, []byte("current_trick"), []byte("current_trics"), 1)
+	require.NoError(t, os.WriteFile(filepath.Join(other, "bad.onnx"), bad, 0o644))
+	escape := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Join(good, "parity.onnx"), filepath.Join(escape, "escape.onnx")))
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a directory that does not exist", []string{"--policies", filepath.Join(good, "missing")}, "policies.dir"},
+		{"a file that is not ONNX", []string{"--policies", junk}, "junk.onnx"},
+		{"a model with another layout", []string{"--policies", other}, "bad.onnx"},
+		{"a link out of the directory", []string{"--policies", escape}, "escape.onnx"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(context.Background(), append(tc.args, "--addr", "127.0.0.1:0"), nil, &stdout, &stderr)
+			require.Equal(t, 2, code, "exit status; stderr %q", stderr.String())
+			require.Contains(t, stderr.String(), tc.want)
+		})
+	}
+	t.Run("a pin that does not match", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "pins.yaml")
+		require.NoError(t, os.WriteFile(file, []byte("policies:\n  dir: "+good+"\n  pins:\n    parity: "+strings.Repeat("ab", 32)+"\n"), 0o644))
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), []string{"--config", file, "--addr", "127.0.0.1:0"}, nil, &stdout, &stderr)
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr.String(), "does not match")
+	})
+	t.Run("a good directory serves its policy", func(t *testing.T) {
+		ps, err := loadPolicies(server.PoliciesConfig{Dir: good})
+		require.NoError(t, err)
+		require.Contains(t, ps, "parity")
+	})
 }
