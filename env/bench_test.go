@@ -95,3 +95,24 @@ func benchVec(b *testing.B, cfg env.VecConfig) {
 func BenchmarkVecStepSmall(b *testing.B) {
 	benchVec(b, env.VecConfig{Params: env.Params{Players: 4}, NumEnvs: 64, Seed: 1, Workers: 1})
 }
+
+// BenchmarkSearchBotMove is one decision of the search bot (32 worlds, all
+// cores) at the first trick of a four-player deal, when it has the most
+// cards to consider.
+func BenchmarkSearchBotMove(b *testing.B) {
+	g, err := env.NewGame(env.Params{Players: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bot := env.SearchBot{}
+	rng := env.NewRNG(1, 1)
+	seed := uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		seed++
+		s := g.NewInitialState(seed)
+		b.StartTimer()
+		bot.Act(s, &rng)
+	}
+}
