@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -155,6 +156,18 @@ type Estimate struct {
 }
 
 func (e Estimate) String() string { return fmt.Sprintf("%.2f ± %.2f", e.Mean, e.CI95) }
+
+// MarshalJSON writes a value that is not finite (an interval from one
+// sample) as null, which JSON can carry.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
+}
 
 // Estimate95 is the sample mean with a normal-approximation 95% interval.
 func Estimate95(xs []float64) Estimate {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -20,7 +21,12 @@ import (
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run plays the match the arguments ask for and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	flag := flag.NewFlagSet("dgeval", flag.ContinueOnError)
+	flag.SetOutput(stderr)
 	var (
 		players   = flag.Int("players", 4, "players per game (3..6)")
 		deals     = flag.Int("deals", 0, "deals per game (0 = as many as players)")
@@ -34,11 +40,13 @@ func main() {
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
 	)
-	flag.Parse()
+	if err := flag.Parse(args); err != nil {
+		return 2
+	}
 	if *policies != "" {
 		if err := loadPolicies(*policies); err != nil {
-			fmt.Fprintln(os.Stderr, "dgeval:", err)
-			os.Exit(2)
+			fmt.Fprintln(stderr, "dgeval:", err)
+			return 2
 		}
 	}
 	cfg := env.MatchConfig{
@@ -52,42 +60,47 @@ func main() {
 		cfg.Progress = func(done, total int) {
 			if time.Since(last) > 200*time.Millisecond || done == total {
 				last = time.Now()
-				fmt.Fprintf(os.Stderr, "\r%s %d/%d games", bar(done, total), done, total)
+				fmt.Fprintf(stderr, "\r%s %d/%d games", bar(done, total), done, total)
 				if done == total {
-					fmt.Fprintln(os.Stderr)
+					fmt.Fprintln(stderr)
 				}
 			}
 		}
 	}
 	res, err := env.PlayMatch(cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dgeval:", err)
-		os.Exit(2)
+		fmt.Fprintln(stderr, "dgeval:", err)
+		return 2
 	}
 	stats := res.Summarize()
 	ratings := res.Ratings()
-	fmt.Printf("%d games, %d players, seed %d, duplicate %v, %.1fs\n", len(res.Scores), *players, *seed, *duplicate, time.Since(start).Seconds())
-	fmt.Printf("%-12s %5s %20s %20s %18s %8s\n", "agent", "seats", "score/game", "score diff", "win rate", "rating")
+	fmt.Fprintf(stdout, "%d games, %d players, seed %d, duplicate %v, %.1fs\n", len(res.Scores), *players, *seed, *duplicate, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "%-12s %5s %20s %20s %18s %8s\n", "agent", "seats", "score/game", "score diff", "win rate", "rating")
 	for _, s := range stats {
-		fmt.Printf("%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
+		fmt.Fprintf(stdout, "%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
 	}
 	if *jsonOut != "" {
 		out := map[string]any{
 			"games": len(res.Scores), "players": *players, "seed": *seed, "duplicate": *duplicate,
 			"agents": stats, "ratings": ratings,
 		}
-		b, _ := json.MarshalIndent(out, "", "  ")
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			fmt.Fprintln(stderr, "dgeval:", err)
+			return 1
+		}
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "dgeval:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "dgeval:", err)
+			return 1
 		}
 	}
 	if *csvOut != "" {
 		if err := writeCSV(*csvOut, res); err != nil {
-			fmt.Fprintln(os.Stderr, "dgeval:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "dgeval:", err)
+			return 1
 		}
 	}
+	return 0
 }
 
 func loadPolicies(dir string) error {
