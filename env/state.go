@@ -253,9 +253,9 @@ func (s *State) NumLegal() int {
 
 // WriteMask writes 1 at every legal action and 0 elsewhere into dst[:90].
 func (s *State) WriteMask(dst []uint8) {
-	dst = dst[:NumActions]
+	d := (*[NumActions]uint8)(dst)
 	if s.terminal {
-		clear(dst)
+		*d = [NumActions]uint8{}
 		return
 	}
 	p := s.current()
@@ -263,12 +263,12 @@ func (s *State) WriteMask(dst []uint8) {
 	if s.b.TrickLen > 0 {
 		lead := int(s.b.Trick[0]) / MaxValue
 		if s.b.Hands[p][lead] != 0 {
-			clear(dst)
-			copy(dst[lead*MaxValue:(lead+1)*MaxValue], hand[lead*MaxValue:(lead+1)*MaxValue])
+			*d = [NumActions]uint8{}
+			*(*[MaxValue]uint8)(d[lead*MaxValue:]) = *(*[MaxValue]uint8)(hand[lead*MaxValue:])
 			return
 		}
 	}
-	copy(dst, hand[:])
+	*d = *hand
 }
 
 // LegalActionsMask is a 90-long mask of the legal actions.

@@ -23,3 +23,24 @@ func BenchmarkEncode(b *testing.B) {
 		l.Encode(dst, &bd, 1)
 	}
 }
+
+// BenchmarkEncodePlanes is the engine's encoder: hand and prize rows copied
+// from kept-up-to-date planes.
+func BenchmarkEncodePlanes(b *testing.B) {
+	l := obs.NewLayout(4)
+	bd := obs.Board{Players: 4, Deals: 4, Deal: 1, TricksDone: 7, TrickLen: 2, Leader: 3,
+		Trick: [6]uint8{4, 40}, Totals: [6]int32{50, 70, 90, 300}, Voids: [6]uint8{1, 0, 4, 0}}
+	for s := range 4 {
+		for c := range obs.NumColours {
+			bd.Hands[s][c] = 0x155 >> (s + c)
+			bd.Prizes[s][c] = 0x0a3 << (s + c)
+		}
+	}
+	var pl obs.Planes
+	pl.Sync(&bd)
+	dst := make([]uint8, l.Size)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.EncodePlanes(dst, &bd, &pl, 1)
+	}
+}

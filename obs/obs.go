@@ -182,13 +182,14 @@ func (l *Layout) Encode(dst []uint8, b *Board, seat int) {
 func (l *Layout) EncodePlanes(dst []uint8, b *Board, pl *Planes, seat int) {
 	dst = dst[:l.Size]
 	p := int(b.Players)
-	copy(dst[l.hand:l.hand+NumCards], pl.Hand[seat][:])
+	// Fixed-size array copies compile to inline vector moves, no call.
+	*(*[NumCards]uint8)(dst[l.hand:]) = pl.Hand[seat]
 	for j := range p {
 		s := seat + j
 		if s >= p {
 			s -= p
 		}
-		copy(dst[l.prizes+j*NumCards:l.prizes+(j+1)*NumCards], pl.Prize[s][:])
+		*(*[NumCards]uint8)(dst[l.prizes+j*NumCards:]) = pl.Prize[s]
 	}
 	l.encodeRest(dst, b, seat)
 }
@@ -197,7 +198,9 @@ func (l *Layout) EncodePlanes(dst []uint8, b *Board, pl *Planes, seat int) {
 func (l *Layout) encodeRest(dst []uint8, b *Board, seat int) {
 	p := int(b.Players)
 	tr := dst[l.trick : l.trick+p*NumCards]
-	clear(tr)
+	for j := range p {
+		*(*[NumCards]uint8)(tr[j*NumCards:]) = [NumCards]uint8{}
+	}
 	n := int(b.TrickLen)
 	rel := int(b.Leader) - seat
 	if rel < 0 {
