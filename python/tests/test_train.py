@@ -113,6 +113,42 @@ def test_export_cli_and_tanh(tmp_path, tiny_run):
     assert export_checkpoint(tiny_run["checkpoint"], tmp_path / "again.onnx").is_file()
 
 
+def test_card_features_fold_into_the_first_gemm(tiny_run, make, tmp_path):
+    from dgenv.model import CardFeatures
+
+    env = make(players=4, num_envs=16, seed=9, learner_seats=[0], opponent="heuristic")
+    offs = {s.name: s.offset for s in env.spec.obs.sections}
+    feats = {"players": 4, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}}
+    torch.manual_seed(0)
+    net = PolicyNet(874, (32, 16), scale=obs_scale(env.spec.obs.sections, 874), features=feats)
+    meta = pol.read_meta(tiny_run["onnx"])
+    path = export_onnx(net, meta, tmp_path / "f.onnx")
+    assert [n.op_type for n in pol.load_onnx(path).graph.node] == ["Gemm", "Relu", "Gemm", "Relu", "Gemm"]
+    b = env.reset()
+    rng = np.random.default_rng(0)
+    xs = []
+    for _ in range(40):
+        b = env.step(random_legal(b.mask, rng))
+        xs.append(b.obs)
+    x = np.concatenate(xs).astype(np.float32)
+    with torch.no_grad():
+        want = net.logits(torch.from_numpy(x)).numpy()
+        f = CardFeatures(4, feats["offsets"])(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(pol.onnx_forward(path, x), want, rtol=0, atol=1e-5)
+    # the unseen cards: the deck (values 1..12 for 4 players) less hand, trick and prize piles
+    unseen = f[:, :90].reshape(-1, 5, 18)
+    assert unseen.min() >= 0 and unseen[:, :, 12:].max() == 0
+    seen = env.section(x, "hand") + env.section(x, "current_trick").sum(1) + env.section(x, "prizes").sum(1)
+    np.testing.assert_array_equal(unseen.reshape(-1, 90) + seen, np.tile(np.arange(90) % 18 < 12, (len(x), 1)))
+    # a checkpoint keeps the features
+    from dgenv.model import save_checkpoint
+
+    save_checkpoint(tmp_path / "f.pt", net, meta)
+    net2, _, _ = load_checkpoint(tmp_path / "f.pt")
+    with torch.no_grad():
+        np.testing.assert_array_equal(net2.logits(torch.from_numpy(x)).numpy(), want)
+
+
 def test_onnx_forward_other_ops_and_refusals(tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -209,7 +245,7 @@ def test_gae_over_interleaved_chains():
 
 def test_cli_config_and_mean_ci():
     c = config_from_args(["--preset", "beat-heuristic", "--hidden", "64,32", "--minutes", "3", "--progress", "false"])
-    assert c.hidden == (64, 32) and c.minutes == 3.0 and c.progress is False and c.opponent == "heuristic"
+    assert c.hidden == (64, 32) and c.minutes == 3.0 and c.progress is False and c.opponent.startswith("heuristic") and c.features
     m, h = mean_ci([1.0, 3.0])
     assert m == 2.0 and h == pytest.approx(1.96 * np.sqrt(2) / np.sqrt(2))
 

@@ -6,7 +6,8 @@ The graph maps the raw observation (uint8 values as float32) to 90 unmasked
 logits with Mul/Gemm/Relu|Tanh nodes only; the metadata names the game and the
 observation layout (see :mod:`dgenv.policy`). The export is checked with
 ``onnx.checker``, the format checker and, with ``--verify`` (default), against
-torch on random legal-looking observations (max |difference| <= 1e-5).
+torch on random observations (max |difference| <= 1e-5, relative to the
+logits' size when it exceeds 1).
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ import numpy as np
 __all__ = ["export_checkpoint", "verify_export", "main"]
 
 
-def verify_export(net: object, onnx_path: Union[str, Path], n: int = 64, seed: int = 0) -> float:
-    """Max |torch logits - numpy reference forward logits| over ``n`` random observations."""
+def verify_export(net: object, onnx_path: Union[str, Path], n: int = 64, seed: int = 0, relative: bool = False) -> float:
+    """Max |torch logits - numpy reference forward logits| over ``n`` random observations.
+
+    With ``relative``, divided by ``max(1, max |logit|)``: a first layer with
+    folded features sums in another order than torch, which costs float32
+    rounding in proportion to the logits' size.
+    """
     import torch
 
     from .policy import onnx_forward, read_meta
@@ -37,7 +43,8 @@ def verify_export(net: object, onnx_path: Union[str, Path], n: int = 64, seed: i
     with torch.no_grad():
         want = net.logits(torch.from_numpy(obs)).numpy()  # type: ignore[attr-defined]
     got = onnx_forward(onnx_path, obs)
-    return float(np.abs(want - got).max())
+    err = float(np.abs(want - got).max())
+    return err / max(1.0, float(np.abs(want).max())) if relative else err
 
 
 def export_checkpoint(checkpoint: Union[str, Path], out: Union[str, Path], description: str = "", verify: bool = True) -> Path:
@@ -52,9 +59,9 @@ def export_checkpoint(checkpoint: Union[str, Path], out: Union[str, Path], descr
     desc = description or meta.description or f"exported from {Path(checkpoint).name} ({extra})"
     path = export_onnx(net, meta, out, description=desc)
     if verify:
-        err = verify_export(net, path)
+        err = verify_export(net, path, relative=True)
         if err > 1e-5:
-            raise ValueError(f"{path}: ONNX logits differ from torch by {err:.3g} (> 1e-5)")
+            raise ValueError(f"{path}: ONNX logits differ from torch by {err:.3g} (relative, > 1e-5)")
     return path
 
 

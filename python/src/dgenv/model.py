@@ -50,6 +50,56 @@ def obs_scale(sections: Sequence[Any], size: int) -> np.ndarray:
     return s
 
 
+class CardFeatures(nn.Module):
+    """Affine card features computed from the raw observation (optional network input).
+
+    Every feature is linear in the observation (plus a constant), so a first
+    dense layer over ``[obs * scale, features(obs)]`` folds exactly into one
+    ``Gemm`` over the raw observation at export time (:meth:`PolicyNet.layers`):
+    the ONNX graph and its format do not change. They give the network, without
+    having to discover it card by card, what the rules are about: the unseen
+    cards (deck less hand, prize piles and trick), how many unseen and trick
+    cards lie below and above each value, per-colour counts and value sums of
+    the hand, the unseen cards and each prize pile, and the value of each card
+    in the trick.
+
+    Args:
+        players: P.
+        offsets: observation offsets of the ``hand``, ``current_trick`` and ``prizes`` sections.
+    """
+
+    def __init__(self, players: int, offsets: Mapping[str, int]) -> None:
+        super().__init__()
+        self.P = int(players)
+        self.off = {k: int(offsets[k]) for k in ("hand", "current_trick", "prizes")}
+        vals = torch.arange(1, 19, dtype=torch.float32)
+        self.register_buffer("vals", vals)
+        self.register_buffer("deck", (vals <= 3 * self.P).float().expand(5, 18).clone())
+        self.size = 90 + 6 * 18 + 4 * 5 + self.P * 5 + self.P
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, P, o = x.shape[0], self.P, self.off
+        H = x[:, o["hand"] : o["hand"] + 90].reshape(B, 5, 18)
+        T = x[:, o["current_trick"] : o["current_trick"] + P * 90].reshape(B, P, 5, 18)
+        Z = x[:, o["prizes"] : o["prizes"] + P * 90].reshape(B, P, 5, 18)
+        U = self.deck - H - T.sum(1) - Z.sum(1)
+        u_v, t_v = U.sum(1), T.sum((1, 2))  # per value, any colour
+        u_c, t_c = u_v.cumsum(1), t_v.cumsum(1)
+        u_lt, u_gt = u_c - u_v, u_c[:, -1:] - u_c
+        t_lt, t_gt = t_c - t_v, t_c[:, -1:] - t_c
+        v = self.vals
+        return torch.cat(
+            [
+                U.reshape(B, 90),
+                u_v / 4, u_lt / 16, u_gt / 16, t_v, t_lt, t_gt,
+                H.sum(2) / 4, (H * v).sum(2) / 32, U.sum(2) / 8, (U * v).sum(2) / 64,
+                ((Z * v).sum(3) / 32).reshape(B, P * 5),
+                (T * v).sum((2, 3)) / 18,
+            ],
+            dim=1,
+        )
+
+
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits with illegal actions (``mask`` False) set to a large negative."""
     return torch.where(mask, logits, torch.full_like(logits, NEG))
@@ -64,6 +114,8 @@ class PolicyNet(nn.Module):
         activation: ``"relu"`` or ``"tanh"``.
         scale: ``[D]`` constants multiplied into the observation (default ones).
         num_actions: 90.
+        features: ``{"players": P, "offsets": {"hand": .., "current_trick": .., "prizes": ..}}``
+            to add :class:`CardFeatures` to the input of the first layer; None for none.
     """
 
     def __init__(
@@ -73,6 +125,7 @@ class PolicyNet(nn.Module):
         activation: str = "relu",
         scale: Optional[np.ndarray] = None,
         num_actions: int = NUM_ACTIONS,
+        features: Optional[Mapping[str, Any]] = None,
     ) -> None:
         super().__init__()
         if activation not in ("relu", "tanh"):
@@ -83,8 +136,12 @@ class PolicyNet(nn.Module):
         self.num_actions = int(num_actions)
         sc = np.ones(obs_size, np.float32) if scale is None else np.asarray(scale, np.float32).reshape(obs_size)
         self.register_buffer("scale", torch.from_numpy(sc.copy()))
+        self.features_cfg = None if features is None else {
+            "players": int(features["players"]), "offsets": {k: int(v) for k, v in features["offsets"].items()}
+        }
+        self.feat = None if features is None else CardFeatures(features["players"], features["offsets"])
         layers: list[nn.Module] = []
-        d = self.obs_size
+        d = self.obs_size + (0 if self.feat is None else self.feat.size)
         act = nn.ReLU if activation == "relu" else nn.Tanh
         for h in self.hidden:
             lin = nn.Linear(d, h)
@@ -102,12 +159,16 @@ class PolicyNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits [B, 90], value [B])`` of raw float32 observations ``[B, D]``."""
-        h = self.trunk(obs * self.scale)
+        h = self.trunk(self._input(obs))
         return self.pi(h), self.v(h).squeeze(-1)
+
+    def _input(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs * self.scale
+        return x if self.feat is None else torch.cat([x, self.feat(obs)], dim=1)
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits only (what the ONNX export computes)."""
-        return self.pi(self.trunk(obs * self.scale))
+        return self.pi(self.trunk(self._input(obs)))
 
     def config(self) -> dict[str, Any]:
         """Constructor arguments (without the scale, which is a buffer)."""
@@ -116,16 +177,39 @@ class PolicyNet(nn.Module):
             "hidden": list(self.hidden),
             "activation": self.activation,
             "num_actions": self.num_actions,
+            "features": self.features_cfg,
         }
 
     def layers(self) -> list[Layer]:
         """The actor's dense layers as numpy :class:`~dgenv.policy.Layer` objects."""
         out = []
         lins = [m for m in self.trunk if isinstance(m, nn.Linear)]
-        for lin in lins:
-            out.append(Layer(lin.weight.detach().cpu().numpy(), lin.bias.detach().cpu().numpy(), self.activation))
+        for i, lin in enumerate(lins):
+            w = lin.weight.detach().cpu().numpy()
+            b = lin.bias.detach().cpu().numpy()
+            if i == 0 and self.feat is not None:
+                w, b = self._fold_first(w, b)
+            out.append(Layer(w, b, self.activation))
         out.append(Layer(self.pi.weight.detach().cpu().numpy(), self.pi.bias.detach().cpu().numpy(), None))
         return out
+
+
+def _fold(net: PolicyNet, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First layer over ``[obs * scale, F obs + f0]`` as one layer over the raw obs (float64 sums)."""
+    D = net.obs_size
+    with torch.no_grad():
+        probe = torch.cat([torch.zeros(1, D), torch.eye(D)])
+        f = net.feat(probe).double().numpy()  # type: ignore[misc]
+    f0 = f[0]
+    F = (f[1:] - f0).T  # [E, D]
+    w64 = w.astype(np.float64)
+    wa, wb = w64[:, :D], w64[:, D:]
+    weff = wa * net.scale.detach().cpu().numpy().astype(np.float64)[None, :] + wb @ F
+    beff = b.astype(np.float64) + wb @ f0
+    return weff.astype(np.float32), beff.astype(np.float32)
+
+
+PolicyNet._fold_first = _fold  # type: ignore[attr-defined]
 
 
 def save_checkpoint(path: Union[str, Path], net: PolicyNet, meta: PolicyMeta, extra: Optional[Mapping[str, Any]] = None) -> Path:
@@ -154,7 +238,8 @@ def load_checkpoint(path: Union[str, Path]) -> tuple[PolicyNet, PolicyMeta, dict
     if d.get("format") != "dgenv-checkpoint-v1":
         raise ValueError(f"{path}: not a dgenv checkpoint")
     cfg = d["config"]
-    net = PolicyNet(cfg["obs_size"], cfg["hidden"], cfg["activation"], num_actions=cfg["num_actions"])
+    net = PolicyNet(cfg["obs_size"], cfg["hidden"], cfg["activation"], num_actions=cfg["num_actions"],
+                    features=cfg.get("features"))
     net.load_state_dict(d["state_dict"])
     net.eval()
     return net, PolicyMeta.from_props(d["meta"]), dict(d.get("extra") or {})
@@ -165,5 +250,7 @@ def export_onnx(net: PolicyNet, meta: PolicyMeta, path: Union[str, Path], descri
     if description:
         meta = PolicyMeta(**{**meta.__dict__, "description": description})
     scale = net.scale.detach().cpu().numpy()
+    if net.feat is not None:  # the scale is folded into the first layer with the features
+        scale = np.ones_like(scale)
     model = build_onnx(net.layers(), meta, None if np.all(scale == 1) else scale)
     return save_onnx(model, path)

@@ -89,6 +89,7 @@ class TrainConfig:
     # network
     hidden: tuple[int, ...] = (256, 256)
     activation: str = "relu"
+    features: bool = False  # add CardFeatures to the first layer's input (folded away in the export)
     init: Optional[str] = None  # checkpoint to start from
     # self-play
     pool_size: int = 8
@@ -118,16 +119,29 @@ PRESETS: dict[str, dict[str, Any]] = {
         rollout_steps=32,
         minutes=25.0,
         hidden=(256, 256),
+        features=True,
+        lr=1e-3,
+        epochs=2,
+        minibatches=8,
+        target_kl=0.03,
+        eval_every_s=150.0,
+        eval_games=1000,
+        final_eval_games=4000,
+    ),
+    # Self-play with a snapshot pool.
+    "selfplay": dict(
+        name="selfplay",
+        opponent="self",
+        num_envs=512,
+        rollout_steps=32,
+        minutes=25.0,
+        hidden=(256, 256),
         lr=2e-3,
         epochs=2,
         minibatches=8,
         target_kl=0.03,
         eval_every_s=180.0,
-        eval_games=1000,
-        final_eval_games=4000,
     ),
-    # Self-play with a snapshot pool.
-    "selfplay": dict(name="selfplay", opponent="self", num_envs=512, rollout_steps=32, minutes=25.0),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -249,7 +263,7 @@ class _Collector:
         self.raw_steps = 0
 
     def add_snapshot(self, net: PolicyNet) -> None:
-        snap = PolicyNet(net.obs_size, net.hidden, net.activation, num_actions=net.num_actions)
+        snap = PolicyNet(net.obs_size, net.hidden, net.activation, num_actions=net.num_actions, features=net.features_cfg)
         snap.load_state_dict(net.state_dict())
         snap.eval()
         self.pool.append(snap)
@@ -526,7 +540,12 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
                 raise ValueError(f"--init {cfg.init}: obs size {m0.obs_size}, session has {env.obs_size}")
             net.train()
         else:
-            net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size))
+            feats = None
+            if cfg.features:
+                offs = {s.name: s.offset for s in env.spec.obs.sections}
+                feats = {"players": env.players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}}
+            net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size),
+                            features=feats)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
         cols = [_Collector(e, net, cfg, gen, rng, selfplay, seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
         if selfplay:
