@@ -191,7 +191,7 @@ def test_onnx_forward_other_ops_and_refusals(tmp_path):
 
 
 def test_selfplay_tiny(server, tmp_path):
-    s = train(_tiny(tmp_path, server.url, opponent="self", updates=3, snapshot_every=1, pool_size=2, final_eval_games=4,
+    s = train(_tiny(tmp_path, server.url, opponent="self", updates=3, snapshot_every=1, pool_size=2, final_eval_games=4, features=True,
                     eval_opponents=("random",)))
     assert s["updates"] == 3 and s["steps"] >= 3 * 64
     assert pol.check_policy(s["onnx"]).players == 4
