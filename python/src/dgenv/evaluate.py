@@ -382,7 +382,7 @@ def plot_results(res: dict[str, Any], path: Path, title: str = "") -> Optional[P
     names = [a["name"] for a in ag]
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), dpi=110)
     for ax, key, label in zip(axes, ("score", "score_diff", "win_rate"), ("points per game", "points - others' mean", "win rate")):
-        m = [a[key]["mean"] for a in ag]
+        m = [a[key]["mean"] if a[key]["mean"] is not None else float("nan") for a in ag]
         c = [0 if a[key]["ci95"] is None or (isinstance(a[key]["ci95"], float) and math.isnan(a[key]["ci95"])) else a[key]["ci95"] for a in ag]
         ax.bar(range(len(ag)), m, yerr=c, capsize=4, color=[f"C{i}" for i in range(len(ag))])
         ax.set_xticks(range(len(ag)))
@@ -422,7 +422,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"{res['games']} games, {res['players']} players, seed {res['seed']}, duplicate {res['duplicate']}, backend {res['backend']}")
     print(f"{'agent':<24} {'seats':>5} {'score/game':>16} {'score diff':>16} {'win rate':>14} {'rating':>7}")
     for ag in res["agents"]:
-        f = lambda d, k=1: f"{d['mean']:.{k}f} ± {d['ci95']:.{k}f}"
+        def f(d: dict, k: int = 1) -> str:
+            num = lambda x: "nan" if x is None else f"{x:.{k}f}"  # dgeval writes null for non-finite
+            return f"{num(d.get('mean'))} ± {num(d.get('ci95'))}"
+
         print(f"{ag['name']:<24} {ag['seats']:>5} {f(ag['score']):>16} {f(ag['score_diff']):>16} {f(ag['win_rate'], 3):>14} "
               f"{res.get('ratings', {}).get(ag['name'], float('nan')):>7.0f}")
     print("wrote " + ", ".join(str(v) for v in paths.values()))
