@@ -23,7 +23,7 @@ it cancels most of the deal-to-deal luck that ``points`` carries (a deal
 where every seat scores high is no better for anyone), and it keeps the
 value targets centred. ``--reward points`` is there for comparison.
 
-Output (``--out``, default ``runs/<preset or name>``): ``metrics.csv``
+Output (``--out``, default ``runs/<preset or name>`` in the repository root): ``metrics.csv``
 (one row per update), ``eval.csv`` (one row per evaluation and opponent),
 TensorBoard event files in ``tb/`` (when ``tensorboard`` is installed),
 ``curve.png``, checkpoints in ``checkpoints/`` (torch ``state_dict``; for
@@ -489,6 +489,14 @@ def plot_curve(out: Path, title: str = "") -> Optional[Path]:
     return p
 
 
+def _default_out(name: str) -> Path:
+    """``runs/<name>`` in the repository root when inside it (git ignores /runs/), else in the current directory."""
+    from .server import find_repo
+
+    repo = find_repo()
+    return (repo if repo is not None else Path.cwd()) / "runs" / name
+
+
 def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]:
     """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
 
@@ -497,7 +505,7 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
     from .server import serve
     from .client import connect
 
-    out = Path(cfg.out or os.path.join("runs", cfg.name))
+    out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=list))
     torch.manual_seed(cfg.seed)
