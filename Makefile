@@ -11,9 +11,10 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The main job: build and start the batch server on loopback.
+# The main job: build and start the batch server on loopback, serving the
+# trained policies in policies/ as opponents "policy:<name>".
 run: build
-	$(BIN)/dgserver --addr 127.0.0.1:8080
+	$(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.
 test: lint test-go test-python
