@@ -206,3 +206,51 @@ func TestChoose(t *testing.T) {
 		t.Fatalf("sampled Choose counts = %v, want only 5 and 9, mostly 5", counts)
 	}
 }
+
+// The committed trained policy (policies/, served by make run) loads and
+// plays legal games.
+func TestCommittedPolicyLoadsAndPlays(t *testing.T) {
+	fsys := os.DirFS("../../policies")
+	ps, err := policy.LoadFS(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps["beat-heuristic"]
+	if p == nil {
+		t.Fatalf("LoadFS(policies) = %v, want beat-heuristic", ps)
+	}
+	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	if err := p.CheckGame(g); err != nil {
+		t.Fatal(err)
+	}
+	bot := policy.Bot{Policy: p, Greedy: true}
+	rng := env.NewRNG(1, 1)
+	for seed := range uint64(3) {
+		s := g.NewInitialState(seed)
+		for !s.IsTerminal() {
+			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkPolicyAct is one decision of the committed trained policy:
+// encode, forward, mask, choose.
+func BenchmarkPolicyAct(b *testing.B) {
+	ps, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bot := policy.Bot{Policy: ps["beat-heuristic"], Greedy: true}
+	g, _ := env.NewGame(env.Params{Players: 4})
+	s := g.NewInitialState(1)
+	for range 9 { // into the first trick's middle
+		_ = s.ApplyAction(s.LegalActions()[0])
+	}
+	rng := env.NewRNG(1, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		bot.Act(s, &rng)
+	}
+}
