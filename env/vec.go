@@ -73,7 +73,6 @@ type VecEnv struct {
 	botRNG []RNG
 	recs   [][2]Record
 	recCur []uint8
-	seeds  []uint64 // per-env seed of the current stream, for records
 
 	obsBuf  []uint8
 	mask    []uint8
@@ -145,7 +144,6 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	v.botRNG = make([]RNG, n)
 	v.recs = make([][2]Record, n)
 	v.recCur = make([]uint8, n)
-	v.seeds = make([]uint64, n)
 	v.obsBuf = make([]uint8, n*v.layout.Size)
 	v.mask = make([]uint8, n*NumActions)
 	v.player = make([]int8, n)
@@ -228,7 +226,6 @@ func (v *VecEnv) State(i int) *State { return &v.states[i] }
 // re-derived from (seed, env index), and zeroes the episode counters.
 func (v *VecEnv) Reset(seed uint64) {
 	for i := range v.n {
-		v.seeds[i] = seed
 		v.states[i] = State{game: v.game, rng: NewRNG(seed, uint64(i)*2)}
 		v.botRNG[i] = NewRNG(seed, uint64(i)*2+1)
 		v.recCur[i] = 0

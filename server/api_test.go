@@ -270,7 +270,7 @@ func TestStepRefusals(t *testing.T) {
 	ref := c.create(map[string]any{"num_envs": n, "seed": 77})
 	sut := c.create(map[string]any{"num_envs": n, "seed": 77})
 	path := "/v1/sessions/" + sut.Session + "/step"
-	refB := c.reset(ref.Session, map[string]any{"seed": 77})
+	c.reset(ref.Session, map[string]any{"seed": 77})
 	cur := c.reset(sut.Session, map[string]any{"seed": 77})
 	for round := range 30 {
 		mask := cur.Mask.Data
@@ -324,7 +324,7 @@ func TestStepRefusals(t *testing.T) {
 			}
 		}
 		cur = c.step(sut.Session, good)
-		refB = c.step(ref.Session, good)
+		refB := c.step(ref.Session, good)
 		require.Equal(t, refB, cur, "round %d: refused requests changed the session", round)
 	}
 }
