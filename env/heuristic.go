@@ -128,7 +128,7 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 				ev = pile.score() - baseScore
 			} else {
 				if v >= maxT { // may end highest: later equal cards beat it
-					ph := math.Pow(less[v]/total, float64(rest))
+					ph := ipow(less[v]/total, rest)
 					if ph > 0 {
 						pile := base
 						for _, x := range trick {
@@ -143,7 +143,7 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 				}
 				if v <= minT { // may end lowest
 					above := total - less[v+1]
-					pl := math.Pow(above/total, float64(rest))
+					pl := ipow(above/total, rest)
 					if pl > 0 {
 						pile := base
 						avgAbove := (totalSum - sumLess[v+1]) / above
@@ -165,4 +165,13 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 		}
 	}
 	return bestA
+}
+
+// ipow is x**n for a small n >= 0 (math.Pow is a general, slower routine).
+func ipow(x float64, n int) float64 {
+	r := 1.0
+	for range n {
+		r *= x
+	}
+	return r
 }
