@@ -26,7 +26,7 @@ test-python: build
 	@if [ -f python/pyproject.toml ]; then $(MAKE) -C python test PYTHON=$(PYTHON); else echo "python/: no package yet"; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./env/ ./obs/
+	$(GO) test -run '^$$' -bench . -benchmem ./env/... ./obs/ ./server/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPlay -fuzztime 30s ./env/
