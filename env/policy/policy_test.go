@@ -254,3 +254,27 @@ func BenchmarkPolicyAct(b *testing.B) {
 		bot.Act(s, &rng)
 	}
 }
+
+// FuzzParse: no byte string makes the model parser panic; whatever it
+// accepts has a working forward pass.
+func FuzzParse(f *testing.F) {
+	model, _, _ := readParity(f)
+	f.Add(model)
+	f.Add(model[:200])
+	f.Add([]byte{})
+	f.Add([]byte{0x3a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0x78})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := policy.Parse("fuzz", data)
+		if err != nil {
+			if !errors.Is(err, policy.ErrBadModel) {
+				t.Fatalf("Parse error %v does not wrap ErrBadModel", err)
+			}
+			return
+		}
+		d := p.Meta().ObsSize
+		out := make([]float32, env.NumActions)
+		if err := p.Logits(make([]uint8, d), 1, out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
