@@ -95,6 +95,12 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 	base := sketch(&b.Prizes[me])
 	baseScore := base.score()
 
+	leadOf := -1 // colour led; -1 while leading (then a card leads its own colour)
+	if len(trick) > 0 {
+		leadOf = Colour(trick[0])
+	}
+	mid := float64(DeckValues(np)+1) / 2
+
 	best, bestA := math.Inf(-1), -1
 	al := s.allowed(me)
 	for c := range NumColours {
@@ -104,9 +110,9 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 		for m := b.Hands[me][c]; m != 0; m &= m - 1 {
 			a := c*MaxValue + trailingZeros(m)
 			v := Value(Card(a))
-			lead := c
-			if len(trick) > 0 {
-				lead = Colour(trick[0])
+			lead := leadOf
+			if lead < 0 {
+				lead = c
 			}
 			ev := 0.0
 			if rest == 0 {
@@ -157,7 +163,6 @@ func (HeuristicBot) Act(s *State, _ *RNG) Action {
 				}
 			}
 			// Keep extreme cards: they are the ones that win or steal later.
-			mid := float64(DeckValues(np)+1) / 2
 			ev -= 0.01 * math.Abs(float64(v)-mid) / mid
 			if ev > best {
 				best, bestA = ev, a

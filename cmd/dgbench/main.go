@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -61,7 +62,10 @@ func (c config) seats() ([]int, error) {
 		return nil, nil
 	}
 	var seats []int
-	for _, f := range splitComma(c.learner) {
+	for _, f := range strings.Split(c.learner, ",") {
+		if f == "" {
+			continue
+		}
 		var s int
 		if _, err := fmt.Sscanf(f, "%d", &s); err != nil {
 			return nil, fmt.Errorf("-learner %q: %v", c.learner, err)
@@ -69,20 +73,6 @@ func (c config) seats() ([]int, error) {
 		seats = append(seats, s)
 	}
 	return seats, nil
-}
-
-func splitComma(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 // pickActions chooses a uniform legal action per env from the masks.

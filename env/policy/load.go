@@ -50,13 +50,13 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policies: %s: %w", file, err)
 		}
+		sum := sha256.Sum256(data)
 		if pin, ok := pins[name]; ok {
-			sum := sha256.Sum256(data)
 			if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, pin) {
 				return nil, fmt.Errorf("policies: %s: SHA-256 %s does not match the pinned %s", file, got, pin)
 			}
 		}
-		p, err := Parse(name, data)
+		p, err := parse(name, data, sum)
 		if err != nil {
 			return nil, fmt.Errorf("policies: %s: %w", file, err)
 		}

@@ -70,11 +70,15 @@ func (p *Policy) Meta() Meta { return p.meta }
 
 // Parse reads and validates an ONNX model in the dgenv policy v1 format.
 func Parse(name string, data []byte) (*Policy, error) {
+	return parse(name, data, sha256.Sum256(data))
+}
+
+// parse is Parse with the file's digest already computed.
+func parse(name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
 	m, err := parseModel(data)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
 	p := &Policy{name: name, sha256: hex.EncodeToString(sum[:])}
 	if err := p.readMeta(m.meta); err != nil {
 		return nil, err
