@@ -110,37 +110,34 @@ class TrainConfig:
     plot: bool = True
 
 
+# What the two 25-minute presets share.
+_LONG_RUN: dict[str, Any] = dict(
+    num_envs=512,
+    rollout_steps=32,
+    minutes=25.0,
+    hidden=(256, 256),
+    features=True,
+    lr=1e-3,
+    epochs=2,
+    minibatches=8,
+    target_kl=0.03,
+)
+
 PRESETS: dict[str, dict[str, Any]] = {
     # The documented run (docs/training.md): 1 learner seat vs 3 heuristic bots.
     "beat-heuristic": dict(
+        _LONG_RUN,
         name="beat-heuristic",
         opponent="heuristic,heuristic,heuristic,random",  # 384 envs vs 3 heuristic, 128 vs 3 random
-        num_envs=512,
-        rollout_steps=32,
-        minutes=25.0,
-        hidden=(256, 256),
-        features=True,
-        lr=1e-3,
-        epochs=2,
-        minibatches=8,
-        target_kl=0.03,
         eval_every_s=150.0,
         eval_games=1000,
         final_eval_games=4000,
     ),
     # Self-play with a snapshot pool.
     "selfplay": dict(
+        _LONG_RUN,
         name="selfplay",
         opponent="self",
-        num_envs=512,
-        rollout_steps=32,
-        minutes=25.0,
-        hidden=(256, 256),
-        features=True,
-        lr=1e-3,
-        epochs=2,
-        minibatches=8,
-        target_kl=0.03,
         eval_every_s=180.0,
     ),
     # Seconds-long smoke run (tests, CI).
