@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,37 +75,7 @@ func TestGracefulShutdown(t *testing.T) {
 	b := c.reset(id, map[string]any{"seed": 1})
 	body := stepBody(t, legalActions(b.Mask.Data, 2, func(i, k int) int { return 1 % k }))
 
-	pr, pw := io.Pipe()
-	req, err := http.NewRequest("POST", url+"/v1/sessions/"+id+"/step", pr)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", ctMsgpack)
-	type result struct {
-		status int
-		err    error
-	}
-	inflight := make(chan result, 1)
-	hc := freshClient(t)
-	go func() {
-		resp, err := hc.Do(req)
-		if err != nil {
-			inflight <- result{0, err}
-			return
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		inflight <- result{resp.StatusCode, nil}
-	}()
-	_, err = pw.Write(body[:2])
-	require.NoError(t, err)
-	waitFor(t, "the step to be in flight", func() bool {
-		a := c.do("GET", "/v1/sessions/"+id, "", nil)
-		select {
-		case r := <-inflight:
-			t.Fatalf("step returned early: %+v", r)
-		default:
-		}
-		return a.Status == http.StatusConflict
-	})
+	held := holdStep(t, c, id, body[:2])
 
 	stopped := make(chan error, 1)
 	start := time.Now()
@@ -113,10 +84,10 @@ func TestGracefulShutdown(t *testing.T) {
 		return c.do("GET", "/v1/readyz", "", nil).Status == http.StatusServiceUnavailable
 	})
 	assert.Equal(t, http.StatusOK, c.do("GET", "/v1/healthz", "", nil).Status, "alive while draining")
-	_, err = pw.Write(body[2:])
+	_, err := held.pw.Write(body[2:])
 	require.NoError(t, err)
-	require.NoError(t, pw.Close())
-	r := <-inflight
+	require.NoError(t, held.pw.Close())
+	r := <-held.done
 	require.NoError(t, r.err)
 	assert.Equal(t, http.StatusOK, r.status, "the in-flight step finished")
 	select {
@@ -135,20 +106,8 @@ func TestShutdownCutsOffRequestsAfterTheTimeout(t *testing.T) {
 	url, stop := serve(t, srv)
 	c := &client{tb: t, base: url}
 	id := c.create(map[string]any{}).Session
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	req, _ := http.NewRequest("POST", url+"/v1/sessions/"+id+"/step", pr)
-	req.Header.Set("Content-Type", ctMsgpack)
-	hc := freshClient(t)
-	go func() {
-		if resp, err := hc.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	_, _ = pw.Write([]byte{0x81})
-	waitFor(t, "the step to be in flight", func() bool {
-		return c.do("GET", "/v1/sessions/"+id, "", nil).Status == http.StatusConflict
-	})
+	held := holdStep(t, c, id, []byte{0x81})
+	defer held.pw.Close()
 	done := make(chan error, 1)
 	go func() { done <- stop() }()
 	select {
@@ -326,6 +285,83 @@ func TestLoadOnLoopback(t *testing.T) {
 }
 
 // freshClient is an HTTP client with its own connection pool.
+// heldStep is a step request whose body is only partly sent, so the server
+// holds the session's claim until the rest arrives or the connection ends.
+type heldStep struct {
+	pw   *io.PipeWriter
+	done chan stepResult // the request's outcome, once it ends
+}
+
+type stepResult struct {
+	status int
+	err    error
+}
+
+// holdStep starts a step on session id, sends the first bytes of its body
+// and waits until the session answers 409 busy. The probe (GET on the
+// session) claims the session for a moment itself, so the step can lose that
+// race: it is then refused busy, and the server holds that answer until it
+// has drained the body. holdStep sees the refusal in the busy error count
+// (the probe is never refused while the step does not hold the session),
+// ends that step's body and starts another.
+func holdStep(tb testing.TB, c *client, id string, first []byte) heldStep {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for attempt := 1; ; attempt++ {
+		busy0 := busyRefusals(c)
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest("POST", c.base+"/v1/sessions/"+id+"/step", pr)
+		require.NoError(tb, err)
+		req.Header.Set("Content-Type", ctMsgpack)
+		h := heldStep{pw: pw, done: make(chan stepResult, 1)}
+		hc := freshClient(tb)
+		go func() {
+			resp, err := hc.Do(req)
+			if err != nil {
+				h.done <- stepResult{0, err}
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			h.done <- stepResult{resp.StatusCode, nil}
+		}()
+		_, err = pw.Write(first)
+		require.NoError(tb, err)
+		for busyRefusals(c) == busy0 {
+			if c.do("GET", "/v1/sessions/"+id, "", nil).Status == http.StatusConflict {
+				return h // the step holds the session
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("timed out waiting for the step to be in flight")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		// Refused: this request's 409 is what the GET saw, or the GET saw
+		// none. End the body so the server sends its answer, then retry.
+		require.NoError(tb, pw.Close())
+		r := <-h.done
+		require.NoError(tb, r.err)
+		require.Equal(tb, http.StatusConflict, r.status, "the step ended before its body was sent")
+		tb.Logf("attempt %d: the step lost its claim to the probe; starting it again", attempt)
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for the step to be in flight")
+		}
+	}
+}
+
+// busyRefusals reads dgserver_errors_total{code="busy"} from /metrics.
+func busyRefusals(c *client) int {
+	const key = `dgserver_errors_total{code="busy"} `
+	text := string(c.do("GET", "/metrics", "", nil).Body)
+	i := strings.Index(text, key)
+	require.GreaterOrEqual(c.tb, i, 0, "no busy error count in /metrics")
+	line := text[i+len(key):]
+	line = line[:strings.IndexByte(line, '\n')]
+	n, err := strconv.Atoi(line)
+	require.NoError(c.tb, err, "busy error count %q", line)
+	return n
+}
+
 func freshClient(tb testing.TB) *http.Client {
 	hc := &http.Client{Transport: &http.Transport{}}
 	tb.Cleanup(hc.CloseIdleConnections)
