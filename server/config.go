@@ -17,7 +17,10 @@ import (
 // (from configs/default.yaml, a file, DGSERVER_* variables and flags) and
 // checked by Validate. The server never reads configuration itself.
 type Config struct {
-	// Addr is host:port to listen on; port 0 picks a free port.
+	// Addr is host:port to listen on (port 0 picks a free port), or
+	// "unix:" and a path for a Unix domain socket: same-machine clients
+	// only, guarded by the file's permissions rather than open to every
+	// local user as a loopback port is.
 	Addr string `mapstructure:"addr"`
 	// AuthToken, when set, is required as "Authorization: Bearer <token>" on
 	// every route but the health checks. Binding a non-loopback address
@@ -112,9 +115,17 @@ func (c *Config) Validate() error {
 	bad := func(key string, v any, why string) {
 		errs = append(errs, fmt.Errorf("%s = %v: %s", key, v, why))
 	}
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		bad("addr", fmt.Sprintf("%q", c.Addr), "want host:port")
+	if network, path := ListenAddr(c.Addr); network == "unix" {
+		switch {
+		case path == "":
+			bad("addr", fmt.Sprintf("%q", c.Addr), `want "unix:" followed by the socket's path`)
+		case len(path) > maxSocketPath:
+			bad("addr", fmt.Sprintf("%q", c.Addr), fmt.Sprintf("socket path is %d bytes, the limit is %d", len(path), maxSocketPath))
+		case strings.ContainsRune(path, 0):
+			bad("addr", fmt.Sprintf("%q", c.Addr), "socket path contains a NUL byte")
+		}
+	} else if host, _, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("addr", fmt.Sprintf("%q", c.Addr), `want host:port or "unix:" and a path`)
 	} else if !isLoopback(host) && c.AuthToken == "" {
 		bad("addr", c.Addr, "not a loopback address and no auth_token is set: refusing to serve the API unauthenticated")
 	}
@@ -185,6 +196,19 @@ func (c *Config) Validate() error {
 		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")
 	}
 	return errors.Join(errs...)
+}
+
+// maxSocketPath is the longest Unix socket path Linux accepts (sun_path is
+// 108 bytes with its terminating NUL).
+const maxSocketPath = 107
+
+// ListenAddr splits a configured addr into the network and address for
+// net.Listen: "unix" and the path for "unix:PATH", else "tcp" and addr.
+func ListenAddr(addr string) (network, address string) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		return "unix", path
+	}
+	return "tcp", addr
 }
 
 func isLoopback(host string) bool {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -78,13 +80,25 @@ func runHTTP(c config) error {
 	addr := c.addr
 	if addr == "" {
 		cfg := server.DefaultConfig()
-		cfg.Addr = "127.0.0.1:0"
+		switch c.network {
+		case "tcp":
+			cfg.Addr = "127.0.0.1:0"
+		case "unix":
+			dir, err := os.MkdirTemp("", "dgbench")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			cfg.Addr = "unix:" + filepath.Join(dir, "s.sock")
+		default:
+			return fmt.Errorf("-net %q: want tcp or unix", c.network)
+		}
 		cfg.Engine.Workers = c.workers
 		srv, err := server.New(cfg, nil)
 		if err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", cfg.Addr)
+		ln, err := net.Listen(server.ListenAddr(cfg.Addr))
 		if err != nil {
 			return err
 		}
@@ -93,6 +107,9 @@ func runHTTP(c config) error {
 		go func() { done <- srv.Serve(ctx, ln) }()
 		defer func() { cancel(); <-done }()
 		addr = ln.Addr().String()
+		if c.network == "unix" {
+			addr = "unix:" + addr
+		}
 	}
 	seats, err := c.seats()
 	if err != nil {
@@ -186,10 +203,17 @@ type benchClient struct {
 func newBenchClient(addr, token string, useJSON bool) *benchClient {
 	cl := &benchClient{url: "http://" + addr, token: token, json: useJSON}
 	d := &net.Dialer{}
+	network, target := server.ListenAddr(addr)
+	if network == "unix" {
+		cl.url = "http://unix" // the host is not used: every dial goes to the socket
+	}
 	cl.hc = &http.Client{Transport: &http.Transport{
 		MaxIdleConnsPerHost: 4,
 		DisableCompression:  true,
-		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		DialContext: func(ctx context.Context, _, a string) (net.Conn, error) {
+			if network == "unix" {
+				a = target
+			}
 			conn, err := d.DialContext(ctx, network, a)
 			if err != nil {
 				return nil, err

@@ -11,8 +11,12 @@ import (
 
 // TestHTTPMode runs the benchmark briefly against an in-process server.
 func TestHTTPMode(t *testing.T) {
-	for _, format := range []string{"msgpack", "json", "compare"} {
+	for _, format := range []string{"msgpack", "json", "compare", "unix"} {
 		t.Run(format, func(t *testing.T) {
+			network := "tcp"
+			if format == "unix" {
+				network, format = "unix", "msgpack"
+			}
 			if format == "compare" {
 				compare = true
 				defer func() { compare = false }()
@@ -22,7 +26,7 @@ func TestHTTPMode(t *testing.T) {
 			require.NoError(t, err)
 			stdout := os.Stdout
 			os.Stdout = w
-			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format})
+			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format, network: network})
 			os.Stdout = stdout
 			w.Close()
 			out, _ := io.ReadAll(r)

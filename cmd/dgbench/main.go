@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type config struct {
 	addr    string // http mode: target server; empty starts one in-process
 	token   string
 	format  string
+	network string // http mode, in-process server: tcp or unix
 }
 
 // modes maps -mode values to their runners; other files add theirs in init.
@@ -42,16 +44,31 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 1, "seed")
 	flag.StringVar(&c.learner, "learner", "all", `seats the benchmark plays: "all" (self-play) or e.g. "0"`)
 	flag.StringVar(&c.opp, "opponent", "random", "bot for the other seats when -learner is not all")
-	flag.StringVar(&c.addr, "addr", "", "http mode: server to target (host:port); empty starts one in this process")
+	flag.StringVar(&c.addr, "addr", "", `http mode: server to target (host:port or "unix:PATH"); empty starts one in this process`)
+	flag.StringVar(&c.network, "net", "tcp", "http mode, server started in this process: tcp (loopback) or unix (a Unix socket)")
 	flag.StringVar(&c.token, "token", "", "http mode: bearer token")
 	flag.StringVar(&c.format, "format", "msgpack", "http mode: msgpack or json")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
 	run, ok := modes[c.mode]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "dgbench: unknown -mode %q\n", c.mode)
 		os.Exit(2)
 	}
-	if err := run(c); err != nil {
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dgbench: -cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+	}
+	err := run(c)
+	pprof.StopCPUProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dgbench:", err)
 		os.Exit(1)
 	}

@@ -3,6 +3,7 @@
 //
 //	dgserver                                  defaults (configs/default.yaml, embedded)
 //	dgserver --addr 127.0.0.1:0               any free port; prints "listening on http://..."
+//	dgserver --addr unix:/tmp/dg.sock         a Unix socket (owner-only); prints "listening on unix:/tmp/dg.sock"
 //	dgserver --config configs/prod.yaml       a file; DGSERVER_* variables override it
 //
 // It stops gracefully on SIGTERM or SIGINT.
@@ -54,18 +55,54 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, where, err := listen(cfg.Addr)
 	if err != nil {
 		srv.Close()
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "listening on %s\n", where)
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 1
 	}
 	return 0
+}
+
+// listen opens the configured address and says where it listens, as a
+// client would name it: "http://host:port" or "unix:PATH". A Unix socket is
+// made owner-only (0600); a socket file left by a server that is gone is
+// replaced, while one that still answers, or any other file, is an error.
+func listen(addr string) (net.Listener, string, error) {
+	network, address := server.ListenAddr(addr)
+	if network != "unix" {
+		ln, err := net.Listen(network, address)
+		if err != nil {
+			return nil, "", err
+		}
+		return ln, "http://" + ln.Addr().String(), nil
+	}
+	if fi, err := os.Lstat(address); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, "", fmt.Errorf("addr %s: %s exists and is not a socket", addr, address)
+		}
+		if c, err := net.Dial("unix", address); err == nil {
+			c.Close()
+			return nil, "", fmt.Errorf("addr %s: another server is listening on %s", addr, address)
+		}
+		if err := os.Remove(address); err != nil {
+			return nil, "", fmt.Errorf("addr %s: removing the stale socket: %w", addr, err)
+		}
+	}
+	ln, err := net.Listen("unix", address)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.Chmod(address, 0o600); err != nil {
+		ln.Close()
+		return nil, "", fmt.Errorf("addr %s: %w", addr, err)
+	}
+	return ln, "unix:" + address, nil // the listener removes the file when closed
 }
 
 // loadPolicies reads policies.dir once at start-up through an os.Root, so

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,6 +74,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"an out-of-range value", nil, []string{"DGSERVER_LIMITS_MAX_SESSIONS=0"}, "limits.max_sessions"},
 		{"an unknown variable", nil, []string{"DGSERVER_MAX_SESSIONS=3"}, "DGSERVER_MAX_SESSIONS"},
 		{"a public address without a token", []string{"--addr", "0.0.0.0:8080"}, nil, "auth_token"},
+		{"an address without a port", []string{"--addr", "localhost"}, nil, "addr"},
+		{"a unix address without a path", []string{"--addr", "unix:"}, nil, "socket's path"},
+		{"a unix socket path too long", []string{"--addr", "unix:/" + strings.Repeat("d", 120)}, nil, "limit is 107"},
 		{"a missing file", []string{"--config", "/nonexistent/x.yaml"}, nil, "x.yaml"},
 		{"an unknown flag", []string{"--port", "80"}, nil, "port"},
 		{"a stray argument", []string{"serve"}, nil, "serve"},
@@ -119,6 +123,82 @@ func TestRunServesAndStops(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
+}
+
+// TestRunServesOnAUnixSocket serves on a socket file: owner-only, answering
+// HTTP, refused to a second server while the first runs, removed on exit.
+func TestRunServesOnAUnixSocket(t *testing.T) {
+	sock := filepath.Join(shortTempDir(t), "dg.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "unix:" + sock}, nil, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "listening on unix:"+sock, strings.TrimSpace(line))
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	fi, err := os.Stat(sock)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "socket permissions")
+
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
+	}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://unix/v1/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	var out2, err2 strings.Builder
+	assert.Equal(t, 1, run(context.Background(), []string{"--addr", "unix:" + sock}, nil, &out2, &err2))
+	assert.Contains(t, err2.String(), "another server is listening")
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, "stderr: %s", stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+	_, err = os.Stat(sock)
+	assert.True(t, os.IsNotExist(err), "socket file left behind: %v", err)
+}
+
+func TestListenReplacesAStaleSocketOnly(t *testing.T) {
+	dir := shortTempDir(t)
+	stale := filepath.Join(dir, "stale.sock")
+	ln, err := net.Listen("unix", stale)
+	require.NoError(t, err)
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close()) // the file stays, nothing listens: a crashed server's leftover
+	ln, where, err := listen("unix:" + stale)
+	require.NoError(t, err, "a stale socket is replaced")
+	assert.Equal(t, "unix:"+stale, where)
+	require.NoError(t, ln.Close())
+
+	plain := filepath.Join(dir, "data.txt")
+	require.NoError(t, os.WriteFile(plain, []byte("keep me"), 0o644))
+	_, _, err = listen("unix:" + plain)
+	require.ErrorContains(t, err, "not a socket")
+	b, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(b), "a regular file is never removed")
+}
+
+// shortTempDir is a fresh directory with a short path: t.TempDir's long
+// names can pass the 107-byte limit on socket paths.
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "dgs")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func TestRunRefusesABadConfig(t *testing.T) {

@@ -187,6 +187,8 @@ def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="use this running server instead of starting one")
+    ap.add_argument("--transport", choices=("tcp", "unix"), default="tcp",
+                    help="how the started server listens (dgenv.serve's transport)")
     ap.add_argument("--sizes", default="1,64,1024,4096", help="comma-separated N")
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=5.0, help="measuring time per point")
@@ -201,7 +203,7 @@ def main() -> None:
 
     global SERVER_PID
     srv = None
-    client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve())
+    client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve(transport=args.transport))
     SERVER_PID = srv.pid if srv is not None else None
     results = []
     try:

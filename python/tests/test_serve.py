@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 
 import dgenv
+from dgenv.client import _unix_path
 from dgenv.server import _parse_addr, find_server
 
 
@@ -32,6 +35,39 @@ def test_served_server_is_gone_after_the_with_block() -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped, not a zombie
     assert _refused(url)
+
+
+def test_unix_socket_transport_plays_and_cleans_up() -> None:
+    with dgenv.serve(transport="unix") as srv:
+        assert srv.url.startswith("unix:/")
+        path = srv.url[len("unix:"):]
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+        assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+        env = srv.make(num_envs=3, seed=5)
+        b = env.reset()
+        again = dgenv.connect(srv.url)  # a second client on the same socket
+        env2 = again.make(num_envs=3, seed=5)
+        b2 = env2.reset()
+        np.testing.assert_array_equal(b.obs, b2.obs)
+        acts = np.argmax(b.mask, axis=1)
+        s1, s2 = env.step(acts), env2.step(acts)
+        np.testing.assert_array_equal(s1.obs, s2.obs)
+        env.close(), env2.close(), again.close()
+    assert not os.path.exists(os.path.dirname(path)), "the socket's directory is removed"
+    with pytest.raises(dgenv.ServerUnavailable):
+        dgenv.connect(srv.url, timeout=2)
+
+
+def test_unix_urls_are_parsed() -> None:
+    assert _unix_path("unix:/tmp/a.sock") == "/tmp/a.sock"
+    assert _unix_path("unix:///tmp/a.sock") == "/tmp/a.sock"
+    assert _unix_path("unix:rel/a.sock") == "rel/a.sock"
+    assert _unix_path("http://127.0.0.1:80") is None
+    with pytest.raises(ValueError):
+        _unix_path("unix:")
+    with pytest.raises(ValueError):
+        dgenv.serve(transport="carrier-pigeon")
+    assert _parse_addr("listening on unix:/tmp/dgenv-x/s.sock\n") == "unix:/tmp/dgenv-x/s.sock"
 
 
 def test_stop_is_idempotent() -> None:

@@ -167,17 +167,55 @@ class Batch(NamedTuple):
     episode: np.ndarray
 
 
+def _unix_path(url: str) -> Optional[str]:
+    """The socket path of a ``unix:PATH`` (or ``unix://PATH``) URL; None for other URLs."""
+    if not url.startswith("unix:"):
+        return None
+    path = url[len("unix:"):]
+    if path.startswith("//"):
+        path = path[2:]
+    if not path:
+        raise ValueError(f"url {url!r}: want unix: followed by the socket's path")
+    return path
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """http.client's connection, over a Unix domain socket instead of TCP."""
+
+    def __init__(self, path: str, timeout: Optional[float]) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.settimeout(self.timeout)
+            s.connect(self.socket_path)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+
+
 class _HTTP:
     """One keep-alive HTTP/1.1 connection speaking msgpack to one server."""
 
     def __init__(self, url: str, token: Optional[str], timeout: Optional[float]) -> None:
-        u = urlsplit(url if "://" in url else "http://" + url)
-        if u.scheme not in ("http", "https"):
-            raise ValueError(f"url {url!r}: want http:// or https://")
-        self.scheme = u.scheme
-        self.host = u.hostname or "127.0.0.1"
-        self.port = u.port or (443 if u.scheme == "https" else 80)
-        self.prefix = u.path.rstrip("/")
+        self.socket_path: Optional[str] = _unix_path(url)
+        if self.socket_path is not None:
+            # HTTP over a Unix domain socket: the path names the socket, and
+            # the routes start at its root.
+            self.scheme, self.host, self.port, self.prefix = "unix", "localhost", 80, ""
+            self.where = f"unix:{self.socket_path}"
+        else:
+            u = urlsplit(url if "://" in url else "http://" + url)
+            if u.scheme not in ("http", "https"):
+                raise ValueError(f"url {url!r}: want http://, https:// or unix:PATH")
+            self.scheme = u.scheme
+            self.host = u.hostname or "127.0.0.1"
+            self.port = u.port or (443 if u.scheme == "https" else 80)
+            self.prefix = u.path.rstrip("/")
+            self.where = f"{self.scheme}://{self.host}:{self.port}"
         self.timeout = timeout
         # HTTP/1.1 keeps the connection alive and the server answers in the
         # request's format, so a request needs few headers (each costs time).
@@ -189,13 +227,17 @@ class _HTTP:
 
     def _connect(self) -> http.client.HTTPConnection:
         if self._conn is None:
-            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-            c = cls(self.host, self.port, timeout=self.timeout)
-            c.connect()
-            try:  # small requests must not wait for Nagle
-                c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
+            if self.socket_path is not None:
+                c: http.client.HTTPConnection = _UnixHTTPConnection(self.socket_path, timeout=self.timeout)
+                c.connect()
+            else:
+                cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+                c = cls(self.host, self.port, timeout=self.timeout)
+                c.connect()
+                try:  # small requests must not wait for Nagle
+                    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                except OSError:
+                    pass
             self._conn = c
         return self._conn
 
@@ -231,7 +273,7 @@ class _HTTP:
                 self.close()
                 self._pending = None
                 raise ServerUnavailable(
-                    f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                    f"{method} {self.where}{self.prefix}{path}: {e}"
                 ) from e
 
     def receive(self, *, session_route: bool = False, raw: bool = False) -> Any:
@@ -270,7 +312,7 @@ class _HTTP:
         except (OSError, http.client.HTTPException) as e:
             self.close()
             raise ServerUnavailable(
-                f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                f"{method} {self.where}{self.prefix}{path}: {e}"
             ) from e
         finally:
             self._pending = None
@@ -370,7 +412,7 @@ class _FastHTTP(_HTTP):
                 self.close()
                 self._pending = None
                 raise ServerUnavailable(
-                    f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                    f"{method} {self.where}{self.prefix}{path}: {e}"
                 ) from e
 
     def _read_head(self) -> tuple[int, dict[bytes, bytes], bool]:
@@ -449,7 +491,7 @@ class _FastHTTP(_HTTP):
         except (OSError, http.client.HTTPException, ValueError) as e:
             self.close()
             raise ServerUnavailable(
-                f"{method} {self.scheme}://{self.host}:{self.port}{self.prefix}{path}: {e}"
+                f"{method} {self.where}{self.prefix}{path}: {e}"
             ) from e
         finally:
             self._pending = None
@@ -477,7 +519,7 @@ class Client:
     """
 
     def __init__(self, url: str, token: Optional[str] = None, timeout: Optional[float] = 120.0) -> None:
-        self.url = url.rstrip("/") if "://" in url else "http://" + url.rstrip("/")
+        self.url = url.rstrip("/") if "://" in url or url.startswith("unix:") else "http://" + url.rstrip("/")
         self.token = token
         self.timeout = timeout
         self._http = _http(self.url, token, timeout)
@@ -571,7 +613,9 @@ def connect(url: str, token: Optional[str] = None, timeout: Optional[float] = 12
     """Connect to a running server at ``url`` (e.g. ``"http://127.0.0.1:8080"``).
 
     Args:
-        url: base URL of the server (``/v1`` routes are added).
+        url: base URL of the server (``/v1`` routes are added), or
+            ``"unix:/path/to.sock"`` for a server listening on a Unix domain
+            socket (``dgserver --addr unix:/path/to.sock``).
         token: bearer token, if the server requires one.
         timeout: socket timeout in seconds for each request.
 

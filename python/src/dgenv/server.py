@@ -3,8 +3,9 @@
 The binary is found in this order: the ``binary`` argument, the environment
 variable ``DGENV_SERVER``, the repository's ``bin/dgserver`` (built with
 ``go build`` when missing or older than the Go sources), then ``dgserver`` on
-PATH. It is started on a free loopback port (``--addr 127.0.0.1:0``), the
-address it prints is parsed, and :func:`serve` returns once ``/v1/readyz``
+PATH. It is started on a free loopback port (``--addr 127.0.0.1:0``) or,
+with ``transport="unix"``, on a Unix socket in a private temporary directory;
+the address it prints is parsed, and :func:`serve` returns once ``/v1/readyz``
 answers. Leaving the ``with`` block (or :meth:`LocalServer.stop`, or the
 interpreter's exit) stops it.
 """
@@ -16,8 +17,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -36,6 +39,7 @@ ENV_VAR = "DGENV_SERVER"
 
 # "listening on http://127.0.0.1:41234" (or any line naming a URL / host:port).
 _ADDR_RE = re.compile(r"(https?://[^\s\"']+)|\b((?:\d{1,3}\.){3}\d{1,3}:\d+|\[[0-9a-fA-F:]+\]:\d+)\b")
+_UNIX_RE = re.compile(r"\blistening on (unix:\S+)")
 _LISTEN_HINT = re.compile(r"listen|serving|addr", re.IGNORECASE)
 
 
@@ -176,11 +180,20 @@ class LocalServer(Client):
         log: the server's last output lines.
     """
 
-    def __init__(self, url: str, process: subprocess.Popen, binary: Path, log: deque, token: Optional[str]):
+    def __init__(
+        self,
+        url: str,
+        process: subprocess.Popen,
+        binary: Path,
+        log: deque,
+        token: Optional[str],
+        socket_dir: Optional[str] = None,
+    ):
         super().__init__(url, token=token)
         self.process = process
         self.binary = binary
         self.log = log
+        self._socket_dir = socket_dir
         _LIVE.add(self)
 
     @property
@@ -215,6 +228,9 @@ class LocalServer(Client):
                 p.stdout.close()
             except Exception:
                 pass
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
 
     def __enter__(self) -> "LocalServer":
         return self
@@ -233,6 +249,7 @@ def serve(
     args: Sequence[str] = (),
     env: Optional[Mapping[str, str]] = None,
     host: str = "127.0.0.1",
+    transport: str = "tcp",
     token: Optional[str] = None,
     build: Union[bool, str] = "auto",
     timeout: float = 120.0,
@@ -248,7 +265,10 @@ def serve(
         args: extra command-line arguments for the server (e.g. ``["--config", path]``).
         env: extra environment variables for the server; its configuration keys
             read ``DGSERVER_*`` variables (``{"DGSERVER_LIMITS_MAX_SESSIONS": "8"}``).
-        host: loopback address to listen on.
+        host: loopback address to listen on (``transport="tcp"``).
+        transport: ``"tcp"`` (a free port on ``host``) or ``"unix"`` (a Unix
+            domain socket in a fresh private directory, removed on stop:
+            cheaper per byte than TCP loopback, for large batches).
         token: bearer token: the server requires it (``DGSERVER_AUTH_TOKEN``) and
             the returned client sends it.
         build: see :func:`find_server`.
@@ -259,7 +279,17 @@ def serve(
         ServerStartError: no binary, or the server exited or did not become ready.
     """
     exe = find_server(binary, build=build)
-    cmd = [str(exe), "--addr", f"{host}:0", *args]
+    socket_dir: Optional[str] = None
+    if transport == "tcp":
+        addr = f"{host}:0"
+    elif transport == "unix":
+        if not hasattr(socket, "AF_UNIX"):
+            raise ValueError("transport='unix': this platform has no Unix domain sockets")
+        socket_dir = tempfile.mkdtemp(prefix="dgenv-")  # mode 0700: only this user reaches the socket
+        addr = "unix:" + os.path.join(socket_dir, "s.sock")
+    else:
+        raise ValueError(f"transport={transport!r}: want 'tcp' or 'unix'")
+    cmd = [str(exe), "--addr", addr, *args]
     child_env = dict(os.environ)
     if token is not None:
         child_env["DGSERVER_AUTH_TOKEN"] = token
@@ -276,6 +306,8 @@ def serve(
             preexec_fn=_pdeathsig if sys.platform.startswith("linux") else None,
         )
     except OSError as e:
+        if socket_dir is not None:
+            shutil.rmtree(socket_dir, ignore_errors=True)
         raise ServerStartError(f"cannot start {exe}: {e}") from e
 
     log: deque[str] = deque(maxlen=200)
@@ -305,6 +337,8 @@ def serve(
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        if socket_dir is not None:
+            shutil.rmtree(socket_dir, ignore_errors=True)
         tail = "\n".join(list(log)[-20:])
         return ServerStartError(f"{' '.join(cmd)}: {why}\n--- server output ---\n{tail}")
 
@@ -312,7 +346,7 @@ def serve(
     if not got.wait(timeout) or not found:
         raise fail("exited before printing its address" if proc.poll() is not None else "printed no address")
     url = found[0]
-    srv = LocalServer(url, proc, exe, log, token)
+    srv = LocalServer(url, proc, exe, log, token, socket_dir)
     while True:
         if proc.poll() is not None:
             srv.stop()
@@ -326,7 +360,10 @@ def serve(
 
 
 def _parse_addr(line: str) -> Optional[str]:
-    """The base URL in a line like ``listening on http://127.0.0.1:41234``."""
+    """The base URL in a line like ``listening on http://127.0.0.1:41234`` (or ``on unix:/path``)."""
+    u = _UNIX_RE.search(line)
+    if u:
+        return u.group(1)
     m = _ADDR_RE.search(line)
     if not m:
         return None
