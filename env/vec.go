@@ -52,6 +52,10 @@ type VecConfig struct {
 	Reward   RewardMode
 	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
 	Workers int
+	// Packed also keeps the outputs' bit-packed transport form (ObsBits,
+	// ObsExtra, MaskBits; see obs.Packing), written by the workers as each
+	// env's observation is encoded.
+	Packed bool
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -76,6 +80,10 @@ type VecEnv struct {
 
 	obsBuf  []uint8
 	mask    []uint8
+	packing obs.Packing
+	obsBits []uint8 // [N, packing.Bytes] when cfg.Packed
+	obsXtra []uint8 // [N, packing.ExtraBytes] when cfg.Packed
+	maskBit []uint8 // [N, MaskBytes] when cfg.Packed
 	player  []int8
 	rewards []float32
 	done    []uint8
@@ -146,6 +154,12 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	v.recCur = make([]uint8, n)
 	v.obsBuf = make([]uint8, n*v.layout.Size)
 	v.mask = make([]uint8, n*NumActions)
+	if cfg.Packed {
+		v.packing = v.layout.Packing()
+		v.obsBits = make([]uint8, n*v.packing.Bytes)
+		v.obsXtra = make([]uint8, n*v.packing.ExtraBytes)
+		v.maskBit = make([]uint8, n*MaskBytes)
+	}
 	v.player = make([]int8, n)
 	v.rewards = make([]float32, n*p)
 	v.done = make([]uint8, n)
@@ -218,6 +232,18 @@ func (v *VecEnv) Rewards() []float32 { return v.rewards } // [N, P] reward of th
 func (v *VecEnv) Done() []uint8      { return v.done }    // [N] 1 where this step ended a game
 func (v *VecEnv) Scores() []int32    { return v.scores }  // [N, P] totals of the game that just ended
 func (v *VecEnv) Episode() []int64   { return v.episode } // [N] games finished so far
+
+// The packed outputs (nil unless VecConfig.Packed): bits of Obs, the bytes
+// of its sections above 1 (Packing().Extra) and bits of Mask.
+func (v *VecEnv) ObsBits() []uint8  { return v.obsBits } // [N, Packing().Bytes]
+func (v *VecEnv) ObsExtra() []uint8 { return v.obsXtra } // [N, Packing().ExtraBytes]
+func (v *VecEnv) MaskBits() []uint8 { return v.maskBit } // [N, MaskBytes]
+
+// Packing describes ObsBits and ObsExtra (zero unless VecConfig.Packed).
+func (v *VecEnv) Packing() obs.Packing { return v.packing }
+
+// MaskBytes is the size of one packed legal-action mask: 90 bits.
+const MaskBytes = (NumActions + 7) / 8
 
 // State gives read access to env i's game. Callers must not modify it.
 func (v *VecEnv) State(i int) *State { return &v.states[i] }
@@ -366,8 +392,16 @@ func (v *VecEnv) emit(i int) {
 	s := &v.states[i]
 	p := s.current()
 	v.player[i] = int8(p)
-	v.layout.EncodePlanes(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, &s.pl, p)
-	s.WriteMask(v.mask[i*NumActions : (i+1)*NumActions])
+	o := v.obsBuf[i*v.layout.Size : (i+1)*v.layout.Size]
+	m := v.mask[i*NumActions : (i+1)*NumActions]
+	v.layout.EncodePlanes(o, &s.b, &s.pl, p)
+	s.WriteMask(m)
+	if v.cfg.Packed {
+		pk := &v.packing
+		obs.PackBits(v.obsBits[i*pk.Bytes:(i+1)*pk.Bytes], o)
+		pk.PackExtra(v.obsXtra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], o)
+		obs.PackBits(v.maskBit[i*MaskBytes:(i+1)*MaskBytes], m)
+	}
 }
 
 // Record returns copies of env k's last finished game (nil before the first

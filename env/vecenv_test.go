@@ -15,6 +15,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/davidgoliath/dgenv/env"
 )
 
@@ -517,6 +519,7 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 			LearnerSeats: []int{0}, Opponent: "heuristic"}},
 		{"learners against random opponents, zero-sum", env.VecConfig{Params: env.Params{Players: 6, Deals: 1}, NumEnvs: 128, Workers: 2,
 			LearnerSeats: []int{1, 4}, Opponent: "random", Reward: env.RewardZeroSum}},
+		{"self-play, packed outputs", env.VecConfig{Params: env.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2, Packed: true}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name+" steps with zero heap allocations", func(t *testing.T) {
@@ -536,6 +539,50 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 				t.Errorf("Step allocates %v times per call, want 0", allocs)
 			}
 		})
+	}
+}
+
+// TestVecPackedOutputs steps a packed and a plain batch side by side: the
+// packed outputs unpack to exactly the plain ones, every step, through
+// game ends and resets.
+func TestVecPackedOutputs(t *testing.T) {
+	for p := 3; p <= 6; p++ {
+		cfg := env.VecConfig{Params: env.Params{Players: p, Deals: 1}, NumEnvs: 70, Seed: uint64(p), Workers: 2}
+		if p%2 == 0 {
+			cfg.LearnerSeats, cfg.Opponent = []int{1}, "heuristic"
+		}
+		plain := newVec(t, cfg)
+		cfg.Packed = true
+		packed := newVec(t, cfg)
+		require.Nil(t, plain.ObsBits(), "an unpacked batch has no packed outputs")
+		pk := packed.Packing()
+		d := packed.Layout().Size
+		rng := env.NewRNG(9, uint64(p))
+		actions := make([]int32, cfg.NumEnvs)
+		obsRow, maskRow := make([]uint8, d), make([]uint8, env.NumActions)
+		check := func(step int) {
+			require.Equal(t, plain.Obs(), packed.Obs(), "P=%d step %d", p, step)
+			require.Equal(t, plain.Mask(), packed.Mask())
+			for i := range cfg.NumEnvs {
+				pk.Unpack(obsRow, packed.ObsBits()[i*pk.Bytes:(i+1)*pk.Bytes], packed.ObsExtra()[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
+				require.Equal(t, packed.Obs()[i*d:(i+1)*d], obsRow, "P=%d step %d env %d: obs", p, step, i)
+				bits := packed.MaskBits()[i*env.MaskBytes : (i+1)*env.MaskBytes]
+				for a := range env.NumActions {
+					maskRow[a] = bits[a/8] >> (a % 8) & 1
+				}
+				require.Equal(t, packed.Mask()[i*env.NumActions:(i+1)*env.NumActions], maskRow, "P=%d step %d env %d: mask", p, step, i)
+			}
+		}
+		check(0)
+		for step := 1; step <= 40*p; step++ {
+			chooseFromMask(plain.Mask(), actions, &rng)
+			require.NoError(t, plain.Step(actions))
+			require.NoError(t, packed.Step(actions))
+			check(step)
+		}
+		plain.Reset(77)
+		packed.Reset(77)
+		check(-1)
 	}
 }
 

@@ -245,6 +245,15 @@ func FuzzEncode(f *testing.F) {
 					}
 				}
 			}
+			// The packed form (bits and extra bytes) gives it back exactly.
+			pk := l.Packing()
+			bitsOut, extra, back := make([]uint8, pk.Bytes), make([]uint8, pk.ExtraBytes), make([]uint8, l.Size)
+			obs.PackBits(bitsOut, o[:l.Size])
+			pk.PackExtra(extra, o[:l.Size])
+			pk.Unpack(back, bitsOut, extra)
+			if !slices.Equal(back, o[:l.Size]) {
+				t.Fatalf("seat %d: packing does not round-trip", seat)
+			}
 			// Decode the per-seat sections and compare with the board.
 			hand, trick, counts := sec(t, &l, o, "hand"), sec(t, &l, o, "current_trick"), sec(t, &l, o, "prize_counts")
 			for id := range obs.NumCards {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -140,6 +141,8 @@ func TestCreateSessionRefusesBadRequests(t *testing.T) {
 		{"a learner seat out of range", ctJSON, `{"learner_seats": [4], "opponent": "random"}`, "learner seat"},
 		{"a learner seat twice", ctJSON, `{"learner_seats": [1, 1], "opponent": "random"}`, "twice"},
 		{"an unknown obs dtype", ctJSON, `{"obs_dtype": "<f8"}`, "obs_dtype"},
+		{"an unknown packing", ctJSON, `{"packing": "zip"}`, "packing"},
+		{"bit packing of float32 obs", ctJSON, `{"packing": "bits", "obs_dtype": "<f4"}`, "packing"},
 		{"malformed JSON", ctJSON, `{"num_envs": `, "body"},
 		{"a string for a number", ctJSON, `{"num_envs": "4"}`, "num_envs"},
 		{"data after the JSON value", ctJSON, `{} {}`, "after"},
@@ -260,6 +263,130 @@ func TestObsAsFloat32(t *testing.T) {
 			t.Fatalf("obs[%d] = %v as <f4, want %d", i, vals[i], x)
 		}
 	}
+}
+
+// packedBatch is a reset/step answer of a session created with
+// "packing": "bits".
+type packedBatch struct {
+	ObsBits  tensor  `json:"obs_bits"`
+	ObsExtra tensor  `json:"obs_extra"`
+	MaskBits tensor  `json:"mask_bits"`
+	Obs      *tensor `json:"obs"`
+	Mask     *tensor `json:"mask"`
+	Player   tensor  `json:"player"`
+	Rewards  tensor  `json:"rewards"`
+	Done     tensor  `json:"done"`
+	Scores   tensor  `json:"scores"`
+	Episode  tensor  `json:"episode"`
+}
+
+// unpack follows the recipe the spec publishes: unpackbits, then the extra
+// spans copied over, for obs; unpackbits for the mask.
+func (b *packedBatch) unpack(tb testing.TB, ps *packedSpec, n, d int) batch {
+	tb.Helper()
+	require.Equal(tb, []int{n, ps.ObsBytes}, b.ObsBits.Shape)
+	require.Equal(tb, []int{n, ps.ExtraBytes}, b.ObsExtra.Shape)
+	require.Equal(tb, []int{n, ps.MaskBytes}, b.MaskBits.Shape)
+	require.Nil(tb, b.Obs, "a packed answer has no obs")
+	require.Nil(tb, b.Mask, "a packed answer has no mask")
+	bits := func(data []byte, row, width, count int) []byte {
+		out := make([]byte, count)
+		for i := range out {
+			out[i] = data[row*width+i/8] >> (i % 8) & 1
+		}
+		return out
+	}
+	var o, m []byte
+	for i := range n {
+		row := bits(b.ObsBits.Data, i, ps.ObsBytes, d)
+		k := i * ps.ExtraBytes
+		for _, sp := range ps.Extra {
+			k += copy(row[sp.Offset:sp.Offset+sp.Length], b.ObsExtra.Data[k:k+sp.Length])
+		}
+		o = append(o, row...)
+		m = append(m, bits(b.MaskBits.Data, i, ps.MaskBytes, env.NumActions)...)
+	}
+	return batch{
+		Obs:    tensor{Dtype: "<u1", Shape: []int{n, d}, Data: o},
+		Mask:   tensor{Dtype: "<u1", Shape: []int{n, env.NumActions}, Data: m},
+		Player: b.Player, Rewards: b.Rewards, Done: b.Done, Scores: b.Scores, Episode: b.Episode,
+	}
+}
+
+type packedSpec struct {
+	Bitorder   string `json:"bitorder"`
+	ObsBytes   int    `json:"obs_bytes"`
+	ExtraBytes int    `json:"extra_bytes"`
+	MaskBytes  int    `json:"mask_bytes"`
+	Extra      []struct {
+		Name   string `json:"name"`
+		Offset int    `json:"offset"`
+		Length int    `json:"length"`
+	} `json:"extra"`
+}
+
+// TestBitPackedSessionMatchesPlain plays a packed and a plain session of the
+// same seed with the same actions, in msgpack and JSON, for each player
+// count: every answer, unpacked by the published recipe, is the plain one.
+func TestBitPackedSessionMatchesPlain(t *testing.T) {
+	c := newClient(t)
+	for p := 3; p <= 6; p++ {
+		const n = 5
+		create := map[string]any{"game": map[string]any{"players": p, "deals": 1}, "num_envs": n, "seed": 10 + p}
+		plain := c.create(create)
+		create["packing"] = "bits"
+		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, create))
+		require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+		var pc struct {
+			Session string `json:"session"`
+			Spec    struct {
+				Packing string `json:"packing"`
+				Obs     struct {
+					Shape  []int       `json:"shape"`
+					Packed *packedSpec `json:"packed"`
+				} `json:"obs"`
+			} `json:"spec"`
+		}
+		decodeAnswer(t, a, &pc)
+		assert.Equal(t, "none", plain.Spec.Packing)
+		require.Equal(t, "bits", pc.Spec.Packing)
+		ps := pc.Spec.Obs.Packed
+		require.NotNil(t, ps)
+		d := pc.Spec.Obs.Shape[0]
+		assert.Equal(t, "little", ps.Bitorder)
+		assert.Equal(t, (d+7)/8, ps.ObsBytes)
+		assert.Equal(t, 12, ps.MaskBytes)
+		assert.Equal(t, 7*p+3, ps.ExtraBytes, "prize_counts [P,5] plus tricks_left, deal_index, deals_left and totals [P,2]")
+
+		want := c.reset(plain.Session, map[string]any{"seed": 3})
+		for round := range 70 {
+			var got packedBatch
+			path := "/v1/sessions/" + pc.Session
+			format := ctMsgpack
+			if round%5 == 4 {
+				format = ctJSON
+			}
+			if round == 0 {
+				decodeAnswer(t, c.do("POST", path+"/reset", format, encodeAs(t, format, map[string]any{"seed": 3})), &got)
+			} else {
+				acts := legalActions(want.Mask.Data, n, func(i, k int) int { return (i + round) % k })
+				want = c.step(plain.Session, acts)
+				a := c.do("POST", path+"/step", format, encodeAs(t, format, map[string]any{"actions": acts}))
+				require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+				decodeAnswer(t, a, &got)
+			}
+			require.Equal(t, want, got.unpack(t, ps, n, d), "P=%d round %d (%s)", p, round, format)
+		}
+	}
+}
+
+func encodeAs(tb testing.TB, format string, v any) []byte {
+	if format == ctMsgpack {
+		return mp(tb, v)
+	}
+	b, err := json.Marshal(v)
+	require.NoError(tb, err)
+	return b
 }
 
 func TestStepRefusals(t *testing.T) {

@@ -211,6 +211,7 @@ type createRequest struct {
 	Opponent     string       `json:"opponent"`
 	Reward       string       `json:"reward"`
 	ObsDtype     string       `json:"obs_dtype"`
+	Packing      string       `json:"packing"`
 }
 
 type gameRequest struct {
@@ -447,6 +448,7 @@ func (r *createRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return decodeFields(dec, "", map[string]any{
 		"game": &r.Game, "num_envs": &r.NumEnvs, "seed": &r.Seed, "learner_seats": &r.LearnerSeats,
 		"opponent": &r.Opponent, "reward": &r.Reward, "obs_dtype": &r.ObsDtype,
+		"packing": &r.Packing,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/obs"
 )
 
 func (s *Server) healthz(c *gin.Context) {
@@ -119,6 +120,17 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	default:
 		return vc, "", field("obs_dtype", fmt.Errorf("obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype))
 	}
+	packed := false
+	switch req.Packing {
+	case "", packingNone:
+	case packingBits:
+		if obsDtype != dtypeU1 {
+			return vc, "", field("packing", fmt.Errorf("packing %q sends obs as bits: obs_dtype must be \"<u1\", not %q", req.Packing, obsDtype))
+		}
+		packed = true
+	default:
+		return vc, "", field("packing", fmt.Errorf("packing %q: want %q or %q", req.Packing, packingNone, packingBits))
+	}
 	seed := req.Seed.V
 	if !req.Seed.Set {
 		seed = randomSeed()
@@ -140,7 +152,7 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	}
 	return env.VecConfig{
 		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
-		Opponent: req.Opponent, Reward: mode, Workers: s.cfg.Engine.Workers,
+		Opponent: req.Opponent, Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed,
 	}, obsDtype, nil
 }
 
@@ -178,17 +190,24 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	l := v.Layout()
 	cfg := v.Config()
 	n := vc.NumEnvs
+	ospec := ObsSpec{Shape: []int{l.Size}, Dtype: obsDtype, Sections: l.Sections}
+	packing := packingNone
+	var pk *obs.Packing
+	if cfg.Packed {
+		p := v.Packing()
+		pk, packing = &p, packingBits
+		ospec.Packed = &PackedSpec{Bitorder: "little", ObsBytes: p.Bytes, Extra: p.Extra, ExtraBytes: p.ExtraBytes, MaskBytes: env.MaskBytes}
+	}
 	sess := &session{
 		id: id, n: n, v: v,
-		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype),
+		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype, pk),
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
 		stepL: 4096 + 24*int64(n),
 		spec: Spec{
 			NumEnvs: n, Players: cfg.Params.Players, NumActions: env.NumActions,
 			LearnerSeats: v.LearnerSeats(), Opponent: cfg.Opponent, Reward: cfg.Reward.String(),
-			Seed: vc.Seed, Game: cfg.Params,
-			Obs: ObsSpec{Shape: []int{l.Size}, Dtype: obsDtype, Sections: l.Sections},
+			Seed: vc.Seed, Game: cfg.Params, Packing: packing, Obs: ospec,
 		},
 	}
 	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n)}

@@ -217,6 +217,7 @@ type spec struct {
 	Reward       string     `json:"reward"`
 	Seed         uint64     `json:"seed"`
 	Game         env.Params `json:"game"`
+	Packing      string     `json:"packing"`
 	Obs          struct {
 		Shape    []int  `json:"shape"`
 		Dtype    string `json:"dtype"`

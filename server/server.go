@@ -284,7 +284,7 @@ func (s *Server) writeBatch(c *gin.Context, f format, sess *session) {
 	h["Content-Length"] = sess.enc.length
 	w.WriteHeader(http.StatusOK)
 	blobs := sess.enc.blobs(sess.v)
-	for i := range numBatch {
+	for i := range sess.enc.n {
 		if _, err := w.Write(sess.enc.prefix[i]); err != nil {
 			return // the client went away; nothing to tell it
 		}

@@ -31,10 +31,16 @@ type Tensor struct {
 	Data  []byte `json:"data"`
 }
 
-// Batch field names in the order they are written.
-var batchKeys = [numBatch]string{"obs", "mask", "player", "rewards", "done", "scores", "episode"}
+// maxBatch is the most tensors a reset/step answer carries: obs, mask,
+// player, rewards, done, scores, episode; packed sessions send obs as
+// obs_bits and obs_extra and mask as mask_bits.
+const maxBatch = 8
 
-const numBatch = 7
+// Packing modes of a session's answers.
+const (
+	packingNone = "none"
+	packingBits = "bits"
+)
 
 // bytesOf returns the memory of s as bytes in little-endian order: the very
 // buffer on little-endian machines (no copy), else a little-endian copy of
@@ -72,40 +78,65 @@ func bytesOf[T int8 | uint8 | int32 | int64 | float32](s []T, scratch *[]byte) [
 // session, so the msgpack bytes around the blobs are built once; an answer
 // is then those prefixes with the engine's buffers written out between them.
 type batchEncoder struct {
-	dtypes  [numBatch]string
-	shapes  [numBatch][]int
-	prefix  [numBatch][]byte
+	n       int // tensors in an answer
+	packed  bool
+	keys    [maxBatch]string
+	dtypes  [maxBatch]string
+	shapes  [maxBatch][]int
+	prefix  [maxBatch][]byte
 	length  []string // Content-Length of a msgpack answer, as a header value
 	obsF32  []float32
-	scratch [numBatch][]byte
+	scratch [maxBatch][]byte
 }
 
-func newBatchEncoder(n, p, d int, obsDtype string) *batchEncoder {
-	e := &batchEncoder{
-		dtypes: [numBatch]string{obsDtype, dtypeU1, dtypeI1, dtypeF4, dtypeU1, dtypeI4, dtypeI8},
-		shapes: [numBatch][]int{{n, d}, {n, env.NumActions}, {n}, {n, p}, {n}, {n, p}, {n}},
+// newBatchEncoder lays out the answers of a session of n envs, p players and
+// observations of d elements: obs as obsDtype, or packed as pk describes
+// (pk != nil: obs_bits, obs_extra and mask_bits replace obs and mask).
+func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncoder {
+	e := &batchEncoder{}
+	type tensor struct {
+		key, dtype string
+		item       int
+		shape      []int
 	}
-	if obsDtype == dtypeF4 {
-		e.obsF32 = make([]float32, n*d)
+	var ts []tensor
+	if pk != nil {
+		e.packed = true
+		ts = append(ts,
+			tensor{"obs_bits", dtypeU1, 1, []int{n, pk.Bytes}},
+			tensor{"obs_extra", dtypeU1, 1, []int{n, pk.ExtraBytes}},
+			tensor{"mask_bits", dtypeU1, 1, []int{n, env.MaskBytes}})
+	} else {
+		item := 1
+		if obsDtype == dtypeF4 {
+			item = 4
+			e.obsF32 = make([]float32, n*d)
+		}
+		ts = append(ts,
+			tensor{"obs", obsDtype, item, []int{n, d}},
+			tensor{"mask", dtypeU1, 1, []int{n, env.NumActions}})
 	}
-	itemSize := [numBatch]int{1, 1, 1, 4, 1, 4, 8}
-	if obsDtype == dtypeF4 {
-		itemSize[0] = 4
-	}
+	ts = append(ts,
+		tensor{"player", dtypeI1, 1, []int{n}},
+		tensor{"rewards", dtypeF4, 4, []int{n, p}},
+		tensor{"done", dtypeU1, 1, []int{n}},
+		tensor{"scores", dtypeI4, 4, []int{n, p}},
+		tensor{"episode", dtypeI8, 8, []int{n}})
 	total := 0
-	for i := range numBatch {
+	for i, t := range ts {
+		e.keys[i], e.dtypes[i], e.shapes[i] = t.key, t.dtype, t.shape
 		var b []byte
 		if i == 0 {
-			b = appendMapHeader(b, numBatch)
+			b = appendMapHeader(b, len(ts))
 		}
-		b = appendStr(b, batchKeys[i])
+		b = appendStr(b, t.key)
 		b = appendMapHeader(b, 3)
 		b = appendStr(b, "dtype")
-		b = appendStr(b, e.dtypes[i])
+		b = appendStr(b, t.dtype)
 		b = appendStr(b, "shape")
-		b = appendArrayHeader(b, len(e.shapes[i]))
-		size := itemSize[i]
-		for _, s := range e.shapes[i] {
+		b = appendArrayHeader(b, len(t.shape))
+		size := t.item
+		for _, s := range t.shape {
 			b = appendUint(b, uint64(s))
 			size *= s
 		}
@@ -114,49 +145,49 @@ func newBatchEncoder(n, p, d int, obsDtype string) *batchEncoder {
 		e.prefix[i] = b
 		total += len(b) + size
 	}
+	e.n = len(ts)
 	e.length = []string{strconv.Itoa(total)}
 	return e
 }
 
-// blobs returns the seven buffers of v's last reset or step, as bytes.
-func (e *batchEncoder) blobs(v *env.VecEnv) [numBatch][]byte {
-	var o []byte
-	if e.obsF32 != nil {
+// blobs returns the buffers of v's last reset or step, as bytes, in the
+// order of e.keys (the first e.n are set).
+func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
+	var out [maxBatch][]byte
+	k := 0
+	switch {
+	case e.packed:
+		out[0], out[1], out[2] = v.ObsBits(), v.ObsExtra(), v.MaskBits()
+		k = 3
+	case e.obsF32 != nil:
 		src := v.Obs()
 		dst := e.obsF32[:len(src)]
 		for i, x := range src {
 			dst[i] = float32(x)
 		}
-		o = bytesOf(dst, &e.scratch[0])
-	} else {
-		o = bytesOf(v.Obs(), &e.scratch[0])
+		out[0], out[1] = bytesOf(dst, &e.scratch[0]), v.Mask()
+		k = 2
+	default:
+		out[0], out[1] = v.Obs(), v.Mask()
+		k = 2
 	}
-	return [numBatch][]byte{
-		o,
-		bytesOf(v.Mask(), &e.scratch[1]),
-		bytesOf(v.Player(), &e.scratch[2]),
-		bytesOf(v.Rewards(), &e.scratch[3]),
-		bytesOf(v.Done(), &e.scratch[4]),
-		bytesOf(v.Scores(), &e.scratch[5]),
-		bytesOf(v.Episode(), &e.scratch[6]),
-	}
+	out[k] = bytesOf(v.Player(), &e.scratch[k])
+	out[k+1] = bytesOf(v.Rewards(), &e.scratch[k+1])
+	out[k+2] = bytesOf(v.Done(), &e.scratch[k+2])
+	out[k+3] = bytesOf(v.Scores(), &e.scratch[k+3])
+	out[k+4] = bytesOf(v.Episode(), &e.scratch[k+4])
+	return out
 }
 
-// batchJSON is the JSON form of a batch (for debugging: base64 blobs).
-type batchJSON struct {
-	Obs     Tensor `json:"obs"`
-	Mask    Tensor `json:"mask"`
-	Player  Tensor `json:"player"`
-	Rewards Tensor `json:"rewards"`
-	Done    Tensor `json:"done"`
-	Scores  Tensor `json:"scores"`
-	Episode Tensor `json:"episode"`
-}
-
-func (e *batchEncoder) json(v *env.VecEnv) *batchJSON {
+// json is the JSON form of a batch (for debugging: base64 blobs), keyed as
+// in msgpack.
+func (e *batchEncoder) json(v *env.VecEnv) map[string]Tensor {
 	b := e.blobs(v)
-	t := func(i int) Tensor { return Tensor{Dtype: e.dtypes[i], Shape: e.shapes[i], Data: b[i]} }
-	return &batchJSON{t(0), t(1), t(2), t(3), t(4), t(5), t(6)}
+	m := make(map[string]Tensor, e.n)
+	for i := range e.n {
+		m[e.keys[i]] = Tensor{Dtype: e.dtypes[i], Shape: e.shapes[i], Data: b[i]}
+	}
+	return m
 }
 
 // Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
@@ -169,6 +200,7 @@ type Spec struct {
 	Reward       string     `json:"reward"`
 	Seed         uint64     `json:"seed"`
 	Game         env.Params `json:"game"`
+	Packing      string     `json:"packing"` // "none" or "bits"
 	Obs          ObsSpec    `json:"obs"`
 }
 
@@ -177,6 +209,22 @@ type ObsSpec struct {
 	Shape    []int         `json:"shape"`
 	Dtype    string        `json:"dtype"`
 	Sections []obs.Section `json:"sections"`
+	// Packed says how obs_bits, obs_extra and mask_bits carry obs and mask
+	// in a session created with "packing": "bits"; absent otherwise.
+	Packed *PackedSpec `json:"packed,omitempty"`
+}
+
+// PackedSpec describes a packed session's answers. Unpacking (numpy):
+// obs = np.unpackbits(obs_bits, axis=1, count=D, bitorder="little"), then
+// each extra span's bytes from obs_extra (in order) copied over
+// obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
+// count=90, bitorder="little").
+type PackedSpec struct {
+	Bitorder   string     `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
+	ObsBytes   int        `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
+	Extra      []obs.Span `json:"extra"`       // spans of obs carried in obs_extra, in order
+	ExtraBytes int        `json:"extra_bytes"` // obs_extra row
+	MaskBytes  int        `json:"mask_bytes"`  // mask_bits row: ceil(90/8)
 }
 
 // createResponse answers POST /v1/sessions.

@@ -21,6 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -121,11 +122,38 @@ func runHTTP(c config) error {
 		create["learner_seats"] = seats
 		create["opponent"] = c.opp
 	}
+	switch c.packing {
+	case "none":
+	case "bits":
+		if cl.json {
+			return errors.New("-packing bits: use -format msgpack")
+		}
+		create["packing"] = "bits"
+	default:
+		return fmt.Errorf("-packing %q: want none or bits", c.packing)
+	}
 	var created struct {
 		Session string `msgpack:"session" json:"session"`
+		Spec    struct {
+			Obs struct {
+				Shape  []int `msgpack:"shape" json:"shape"`
+				Packed *struct {
+					ObsBytes   int        `msgpack:"obs_bytes" json:"obs_bytes"`
+					Extra      []obs.Span `msgpack:"extra" json:"extra"`
+					ExtraBytes int        `msgpack:"extra_bytes" json:"extra_bytes"`
+				} `msgpack:"packed" json:"packed"`
+			} `msgpack:"obs" json:"obs"`
+		} `msgpack:"spec" json:"spec"`
 	}
 	if err := cl.call("POST", "/v1/sessions", create, &created); err != nil {
 		return err
+	}
+	if pk := created.Spec.Obs.Packed; pk != nil {
+		d := created.Spec.Obs.Shape[0]
+		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: pk.Extra, ExtraBytes: pk.ExtraBytes}
+		cl.obs = make([]uint8, c.envs*d)
+		cl.mask = make([]uint8, c.envs*env.NumActions)
+		cl.d = d
 	}
 	base := "/v1/sessions/" + created.Session
 	defer func() { _ = cl.call("DELETE", base, nil, nil) }()
@@ -198,6 +226,11 @@ type benchClient struct {
 	hc         *http.Client
 	wire       atomic.Int64
 	buf        []byte
+	// A packed session's answers are unpacked into obs and mask, as a
+	// trainer would before using them.
+	packing   *obs.Packing
+	d         int
+	obs, mask []uint8
 }
 
 func newBenchClient(addr, token string, useJSON bool) *benchClient {
@@ -333,7 +366,37 @@ func (cl *benchClient) batch(path string, body []byte, jsonBody string) ([]byte,
 		}
 		return a.Mask.Data, nil
 	}
+	if cl.packing != nil {
+		return cl.unpack()
+	}
 	return findBlob(cl.buf, "mask")
+}
+
+// unpack rebuilds obs and mask from a packed answer in cl.buf and returns
+// the mask.
+func (cl *benchClient) unpack() ([]byte, error) {
+	bits, err := findBlob(cl.buf, "obs_bits")
+	if err != nil {
+		return nil, err
+	}
+	extra, err := findBlob(cl.buf, "obs_extra")
+	if err != nil {
+		return nil, err
+	}
+	maskBits, err := findBlob(cl.buf, "mask_bits")
+	if err != nil {
+		return nil, err
+	}
+	pk, d := cl.packing, cl.d
+	n := len(cl.mask) / env.NumActions
+	if len(bits) != n*pk.Bytes || len(extra) != n*pk.ExtraBytes || len(maskBits) != n*env.MaskBytes {
+		return nil, fmt.Errorf("packed answer: blob sizes %d, %d, %d do not fit %d envs", len(bits), len(extra), len(maskBits), n)
+	}
+	for i := range n {
+		pk.Unpack(cl.obs[i*d:(i+1)*d], bits[i*pk.Bytes:(i+1)*pk.Bytes], extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
+		obs.UnpackBits(cl.mask[i*env.NumActions:(i+1)*env.NumActions], maskBits[i*env.MaskBytes:(i+1)*env.MaskBytes])
+	}
+	return cl.mask, nil
 }
 
 // stepBody is a msgpack step request {"actions": <i4 tensor>} (JSON: a plain

@@ -11,11 +11,14 @@ import (
 
 // TestHTTPMode runs the benchmark briefly against an in-process server.
 func TestHTTPMode(t *testing.T) {
-	for _, format := range []string{"msgpack", "json", "compare", "unix"} {
+	for _, format := range []string{"msgpack", "json", "compare", "unix", "bits"} {
 		t.Run(format, func(t *testing.T) {
-			network := "tcp"
-			if format == "unix" {
+			network, packing := "tcp", "none"
+			switch format {
+			case "unix":
 				network, format = "unix", "msgpack"
+			case "bits":
+				packing, format = "bits", "msgpack"
 			}
 			if format == "compare" {
 				compare = true
@@ -26,7 +29,7 @@ func TestHTTPMode(t *testing.T) {
 			require.NoError(t, err)
 			stdout := os.Stdout
 			os.Stdout = w
-			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format, network: network})
+			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format, network: network, packing: packing})
 			os.Stdout = stdout
 			w.Close()
 			out, _ := io.ReadAll(r)

@@ -29,6 +29,7 @@ type config struct {
 	token   string
 	format  string
 	network string // http mode, in-process server: tcp or unix
+	packing string // http mode: none or bits
 }
 
 // modes maps -mode values to their runners; other files add theirs in init.
@@ -45,6 +46,7 @@ func main() {
 	flag.StringVar(&c.learner, "learner", "all", `seats the benchmark plays: "all" (self-play) or e.g. "0"`)
 	flag.StringVar(&c.opp, "opponent", "random", "bot for the other seats when -learner is not all")
 	flag.StringVar(&c.addr, "addr", "", `http mode: server to target (host:port or "unix:PATH"); empty starts one in this process`)
+	flag.StringVar(&c.packing, "packing", "none", "http mode: none, or bits (obs and mask bit-packed on the wire; the client unpacks both)")
 	flag.StringVar(&c.network, "net", "tcp", "http mode, server started in this process: tcp (loopback) or unix (a Unix socket)")
 	flag.StringVar(&c.token, "token", "", "http mode: bearer token")
 	flag.StringVar(&c.format, "format", "msgpack", "http mode: msgpack or json")

@@ -77,8 +77,9 @@ def _proc_cpu(pid: Optional[int]) -> float:
 SERVER_PID: Optional[int] = None  # set when this script started the server
 
 
-def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed: int) -> dict:
-    env = client.make(players=players, num_envs=n, seed=seed, obs_dtype=None)
+def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed: int,
+               packing: str | None = None, obs_dtype=None) -> dict:
+    env = client.make(players=players, num_envs=n, seed=seed, obs_dtype=obs_dtype, packing=packing)
     pick = RandomLegal(n, seed=seed)
     try:
         b = env.reset()
@@ -189,6 +190,10 @@ def main() -> None:
     ap.add_argument("--url", help="use this running server instead of starting one")
     ap.add_argument("--transport", choices=("tcp", "unix"), default="tcp",
                     help="how the started server listens (dgenv.serve's transport)")
+    ap.add_argument("--packing", choices=("none", "bits"), default="none",
+                    help="wire form of obs and mask (Client.make's packing); bits are unpacked by the client")
+    ap.add_argument("--float32", action="store_true",
+                    help="have the client return float32 observations (Client.make's default) instead of the wire's uint8")
     ap.add_argument("--sizes", default="1,64,1024,4096", help="comma-separated N")
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=5.0, help="measuring time per point")
@@ -208,7 +213,9 @@ def main() -> None:
     results = []
     try:
         for n in sizes:
-            r = bench_sync(client, n, args.players, args.seconds, args.seed)
+            r = bench_sync(client, n, args.players, args.seconds, args.seed,
+                           packing=None if args.packing == "none" else args.packing,
+                           obs_dtype=np.float32 if args.float32 else None)
             results.append(r)
             cpu = ""
             if r["server_cpu_us_per_env_step"] is not None:

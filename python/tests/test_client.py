@@ -87,6 +87,32 @@ def test_same_seed_and_actions_give_identical_batches(make) -> None:
         ba, bb = a.step(act), b.step(act)
 
 
+@pytest.mark.parametrize("players", [3, 6])
+@pytest.mark.parametrize("obs_dtype", [None, np.float32])
+def test_bit_packed_sessions_give_the_same_batches(make, players: int, obs_dtype) -> None:
+    plain = make(players=players, num_envs=9, seed=21, deals=1, obs_dtype=obs_dtype)
+    packed = make(players=players, num_envs=9, seed=21, deals=1, obs_dtype=obs_dtype, packing="bits")
+    assert plain.spec.obs.packed is None
+    pk = packed.spec.obs.packed
+    assert pk is not None and pk.mask_bytes == 12 and pk.obs_bytes == (packed.obs_size + 7) // 8
+    assert packed.spec.raw["packing"] == "bits"
+    rng = np.random.default_rng(8)
+    ba, bb = plain.reset(), packed.reset()
+    for _ in range(16 * players):  # past the end of a one-deal game and its auto-reset
+        for name, x, y in zip(ba._fields, ba, bb):
+            assert x.dtype == y.dtype and x.shape == y.shape, name
+            np.testing.assert_array_equal(x, y, err_msg=name)
+        act = random_legal(ba.mask, rng)
+        ba, bb = plain.step(act), packed.step(act)
+    assert bb.done.any() or ba.episode.sum() > 0
+
+
+def test_unknown_packing_is_a_bad_request(client: dgenv.Client) -> None:
+    with pytest.raises(dgenv.BadRequest) as ei:
+        client.make(packing="zip")
+    assert "packing" in ei.value.message
+
+
 def test_reset_with_seed_replays_and_zeroes_episodes(make) -> None:
     env = make(num_envs=4, seed=11)
     first = env.reset(seed=123)

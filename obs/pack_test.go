@@ -1,0 +1,148 @@
+package obs_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/davidgoliath/dgenv/obs"
+)
+
+// TestPackBitsMatchesAPlainLoop compares the word-at-a-time packer with one
+// bit at a time, for every length up to 200 and bytes of every kind (0, 1,
+// high bit set, anything): bit i is src[i]'s low bit.
+func TestPackBitsMatchesAPlainLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pick := []func() uint8{
+		func() uint8 { return 0 },
+		func() uint8 { return 1 },
+		func() uint8 { return 0x80 },
+		func() uint8 { return 0x7f },
+		func() uint8 { return uint8(r.IntN(256)) },
+	}
+	for n := range 201 {
+		for trial := range 20 {
+			src := make([]uint8, n)
+			for i := range src {
+				if trial%2 == 0 || r.IntN(3) == 0 {
+					src[i] = pick[r.IntN(len(pick))]()
+				}
+			}
+			want := make([]uint8, obs.PackedLen(n))
+			for i, v := range src {
+				want[i/8] |= (v & 1) << (i % 8)
+			}
+			got := make([]uint8, obs.PackedLen(n)+3)
+			for i := range got {
+				got[i] = 0xA5
+			}
+			obs.PackBits(got, src)
+			require.Equal(t, want, got[:len(want)], "n=%d src=%v", n, src)
+			assert.Equal(t, []uint8{0xA5, 0xA5, 0xA5}, got[len(want):], "wrote past PackedLen(%d)", n)
+		}
+	}
+}
+
+func TestPackingOfEachLayout(t *testing.T) {
+	for p := 3; p <= 6; p++ {
+		l := obs.NewLayout(p)
+		pk := l.Packing()
+		assert.Equal(t, (l.Size+7)/8, pk.Bytes)
+		covered := make([]bool, l.Size)
+		sum := 0
+		for _, s := range pk.Extra {
+			for i := s.Offset; i < s.Offset+s.Length; i++ {
+				covered[i] = true
+			}
+			sum += s.Length
+		}
+		assert.Equal(t, sum, pk.ExtraBytes)
+		for _, s := range l.Sections {
+			for i := s.Offset; i < s.Offset+s.Size(); i++ {
+				require.Equal(t, s.Max > 1, covered[i], "P=%d %s element %d: carried as extra iff its max > 1", p, s.Name, i)
+			}
+		}
+	}
+	l4 := obs.NewLayout(4)
+	pk := l4.Packing()
+	assert.Equal(t, []obs.Span{
+		{Name: "prize_counts", Offset: 450, Length: 20},
+		{Name: "tricks_left,deal_index,deals_left,totals", Offset: 863, Length: 11},
+	}, pk.Extra)
+	assert.Equal(t, 110, pk.Bytes)
+}
+
+// TestPackUnpackRoundTrip packs random valid observations (0/1 where the
+// section's max is 1, anything up to the max elsewhere) and unpacks them.
+func TestPackUnpackRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for p := 3; p <= 6; p++ {
+		l := obs.NewLayout(p)
+		pk := l.Packing()
+		for range 200 {
+			o := make([]uint8, l.Size)
+			for _, s := range l.Sections {
+				for i := s.Offset; i < s.Offset+s.Size(); i++ {
+					o[i] = uint8(s.Min + r.IntN(s.Max-s.Min+1))
+				}
+			}
+			bits, extra := make([]uint8, pk.Bytes), make([]uint8, pk.ExtraBytes)
+			obs.PackBits(bits, o)
+			pk.PackExtra(extra, o)
+			back := make([]uint8, l.Size)
+			pk.Unpack(back, bits, extra)
+			require.Equal(t, o, back, "P=%d", p)
+		}
+	}
+}
+
+func TestUnpackBitsInvertsPackBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := range 150 {
+		src := make([]uint8, n)
+		for i := range src {
+			src[i] = uint8(r.IntN(2))
+		}
+		bits := make([]uint8, obs.PackedLen(n))
+		obs.PackBits(bits, src)
+		back := make([]uint8, n+2)
+		back[n], back[n+1] = 7, 7
+		obs.UnpackBits(back[:n], bits)
+		require.Equal(t, src, back[:n], "n=%d", n)
+		require.Equal(t, []uint8{7, 7}, back[n:], "wrote past n=%d", n)
+	}
+}
+
+// packedMidDeal is midDeal's observation of seat 1 and its packed form.
+func packedMidDeal() (pk obs.Packing, o, bits, extra []uint8) {
+	l := obs.NewLayout(4)
+	pk = l.Packing()
+	o = make([]uint8, l.Size)
+	l.Encode(o, midDeal(), 1)
+	bits, extra = make([]uint8, pk.Bytes), make([]uint8, pk.ExtraBytes)
+	obs.PackBits(bits, o)
+	pk.PackExtra(extra, o)
+	return pk, o, bits, extra
+}
+
+// BenchmarkPack is the server's extra work per env-step in a packed session
+// (the mask's 12 bytes aside).
+func BenchmarkPack(b *testing.B) {
+	pk, o, bits, extra := packedMidDeal()
+	b.ReportAllocs()
+	for b.Loop() {
+		obs.PackBits(bits, o)
+		pk.PackExtra(extra, o)
+	}
+}
+
+// BenchmarkUnpack is a Go client's work per env-step to rebuild the obs.
+func BenchmarkUnpack(b *testing.B) {
+	pk, o, bits, extra := packedMidDeal()
+	b.ReportAllocs()
+	for b.Loop() {
+		pk.Unpack(o, bits, extra)
+	}
+}
