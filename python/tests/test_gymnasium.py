@@ -88,8 +88,9 @@ def test_vector_env_declares_same_step_autoreset_and_plays(client: dgenv.Client)
     venv.close()
 
 
-def test_vector_env_is_deterministic_under_a_seed(client: dgenv.Client) -> None:
-    a, b = VectorEnv(4, client), VectorEnv(4, client)
+@pytest.mark.parametrize("packing", [None, "bits"])
+def test_vector_env_is_deterministic_under_a_seed(client: dgenv.Client, packing) -> None:
+    a, b = VectorEnv(4, client), VectorEnv(4, client, packing=packing)  # packed or not, the same
     oa, ia = a.reset(seed=5)
     ob, ib = b.reset(seed=5)
     np.testing.assert_array_equal(oa, ob)

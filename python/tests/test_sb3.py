@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import torch
 from sb3_contrib import MaskablePPO
@@ -15,8 +16,9 @@ from dgenv.gymnasium import Env
 from dgenv.sb3 import VecEnv
 
 
-def test_vec_env_exposes_action_masks_the_sb3_way(client: dgenv.Client) -> None:
-    venv = VecEnv(6, client, players=3, opponent="random")
+@pytest.mark.parametrize("packing", [None, "bits"])
+def test_vec_env_exposes_action_masks_the_sb3_way(client: dgenv.Client, packing) -> None:
+    venv = VecEnv(6, client, players=3, opponent="random", packing=packing)
     obs = venv.reset()
     assert obs.shape == (6, venv.observation_space.shape[0])
     assert is_masking_supported(venv)

@@ -79,6 +79,8 @@ class VectorEnv(gym.vector.VectorEnv):
         reward: ``"points"`` or ``"zero_sum"``; the reward is the learner seat's.
         seed: seed of the first reset when ``reset`` gets none.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
+        packing: ``"bits"`` to have obs and masks sent bit-packed (see
+            :meth:`dgenv.Client.make`); for a server across a network.
         deals: deals per game (default: as many as players).
 
     ``step`` returns ``(obs [N, D], rewards [N], terminations [N], truncations [N], info)``
@@ -100,6 +102,7 @@ class VectorEnv(gym.vector.VectorEnv):
         seed: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         deals: Optional[int] = None,
+        packing: Optional[str] = None,
     ) -> None:
         self.client = resolve_client(client)
         seats = _one_seat(learner_seat, players)
@@ -112,6 +115,7 @@ class VectorEnv(gym.vector.VectorEnv):
             reward=reward,
             deals=deals,
             obs_dtype=obs_dtype,
+            packing=packing,
         )
         self.learner_seat = seats[0]
         self.num_envs = self.env.num_envs

@@ -47,6 +47,8 @@ class VecEnv(_SB3VecEnv):
         reward_scale: rewards are multiplied by this (deal points reach tens).
         seed: seed of the first reset.
         obs_dtype: observation dtype (float32 for SB3's policies).
+        packing: ``"bits"`` to have obs and masks sent bit-packed (see
+            :meth:`dgenv.Client.make`); for a server across a network.
         deals: deals per game (default: as many as players).
     """
 
@@ -63,6 +65,7 @@ class VecEnv(_SB3VecEnv):
         seed: Optional[int] = None,
         obs_dtype: DTypeLike = np.float32,
         deals: Optional[int] = None,
+        packing: Optional[str] = None,
     ) -> None:
         if not 0 <= learner_seat < players:
             raise ValueError(f"learner_seat = {learner_seat}: must be 0..{players - 1}")
@@ -76,6 +79,7 @@ class VecEnv(_SB3VecEnv):
             reward=reward,
             deals=deals,
             obs_dtype=obs_dtype,
+            packing=packing,
         )
         self.learner_seat = int(learner_seat)
         self.reward_scale = float(reward_scale)
