@@ -52,9 +52,10 @@ type VecConfig struct {
 	Reward   RewardMode
 	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
 	Workers int
-	// Packed also keeps the outputs' bit-packed transport form (ObsBits,
-	// ObsExtra, MaskBits; see obs.Packing), written by the workers as each
-	// env's observation is encoded.
+	// Packed has the workers write the observation in its bit-packed
+	// transport form (ObsBits and ObsExtra, see obs.Packing), straight from
+	// each game's bit sets, instead of the byte tensor: Obs is then nil.
+	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
 }
 
@@ -152,7 +153,9 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	v.botRNG = make([]RNG, n)
 	v.recs = make([][2]Record, n)
 	v.recCur = make([]uint8, n)
-	v.obsBuf = make([]uint8, n*v.layout.Size)
+	if !cfg.Packed {
+		v.obsBuf = make([]uint8, n*v.layout.Size)
+	}
 	v.mask = make([]uint8, n*NumActions)
 	if cfg.Packed {
 		v.packing = v.layout.Packing()
@@ -225,7 +228,7 @@ func (v *VecEnv) LearnerSeats() []int {
 
 // Output buffers, valid until the next Reset or Step, which overwrite them.
 // Seat-indexed rows are in absolute seat order.
-func (v *VecEnv) Obs() []uint8       { return v.obsBuf }  // [N, D] observation of the seat to act
+func (v *VecEnv) Obs() []uint8       { return v.obsBuf }  // [N, D] observation of the seat to act (nil if Packed)
 func (v *VecEnv) Mask() []uint8      { return v.mask }    // [N, 90] 1 = legal
 func (v *VecEnv) Player() []int8     { return v.player }  // [N] seat to act
 func (v *VecEnv) Rewards() []float32 { return v.rewards } // [N, P] reward of this step
@@ -392,16 +395,15 @@ func (v *VecEnv) emit(i int) {
 	s := &v.states[i]
 	p := s.current()
 	v.player[i] = int8(p)
-	o := v.obsBuf[i*v.layout.Size : (i+1)*v.layout.Size]
 	m := v.mask[i*NumActions : (i+1)*NumActions]
-	v.layout.EncodePlanes(o, &s.b, &s.pl, p)
 	s.WriteMask(m)
 	if v.cfg.Packed {
 		pk := &v.packing
-		obs.PackBits(v.obsBits[i*pk.Bytes:(i+1)*pk.Bytes], o)
-		pk.PackExtra(v.obsXtra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], o)
+		v.layout.EncodeBits(v.obsBits[i*pk.Bytes:(i+1)*pk.Bytes], v.obsXtra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], &s.b, p)
 		obs.PackBits(v.maskBit[i*MaskBytes:(i+1)*MaskBytes], m)
+		return
 	}
+	v.layout.EncodePlanes(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, &s.pl, p)
 }
 
 // Record returns copies of env k's last finished game (nil before the first

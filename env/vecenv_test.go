@@ -543,8 +543,8 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 }
 
 // TestVecPackedOutputs steps a packed and a plain batch side by side: the
-// packed outputs unpack to exactly the plain ones, every step, through
-// game ends and resets.
+// packed outputs (encoded straight from the games' bit sets) unpack to
+// exactly the plain ones, every step, through game ends and resets.
 func TestVecPackedOutputs(t *testing.T) {
 	for p := 3; p <= 6; p++ {
 		cfg := env.VecConfig{Params: env.Params{Players: p, Deals: 1}, NumEnvs: 70, Seed: uint64(p), Workers: 2}
@@ -560,12 +560,17 @@ func TestVecPackedOutputs(t *testing.T) {
 		rng := env.NewRNG(9, uint64(p))
 		actions := make([]int32, cfg.NumEnvs)
 		obsRow, maskRow := make([]uint8, d), make([]uint8, env.NumActions)
+		require.Nil(t, packed.Obs(), "a packed batch writes no byte observations")
 		check := func(step int) {
-			require.Equal(t, plain.Obs(), packed.Obs(), "P=%d step %d", p, step)
-			require.Equal(t, plain.Mask(), packed.Mask())
+			require.Equal(t, plain.Mask(), packed.Mask(), "P=%d step %d", p, step)
+			require.Equal(t, plain.Player(), packed.Player())
+			require.Equal(t, plain.Rewards(), packed.Rewards())
+			require.Equal(t, plain.Done(), packed.Done())
+			require.Equal(t, plain.Scores(), packed.Scores())
+			require.Equal(t, plain.Episode(), packed.Episode())
 			for i := range cfg.NumEnvs {
 				pk.Unpack(obsRow, packed.ObsBits()[i*pk.Bytes:(i+1)*pk.Bytes], packed.ObsExtra()[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
-				require.Equal(t, packed.Obs()[i*d:(i+1)*d], obsRow, "P=%d step %d env %d: obs", p, step, i)
+				require.Equal(t, plain.Obs()[i*d:(i+1)*d], obsRow, "P=%d step %d env %d: obs", p, step, i)
 				bits := packed.MaskBits()[i*env.MaskBytes : (i+1)*env.MaskBytes]
 				for a := range env.NumActions {
 					maskRow[a] = bits[a/8] >> (a % 8) & 1

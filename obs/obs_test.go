@@ -254,6 +254,7 @@ func FuzzEncode(f *testing.F) {
 			if !slices.Equal(back, o[:l.Size]) {
 				t.Fatalf("seat %d: packing does not round-trip", seat)
 			}
+			checkEncodeBits(t, &l, &b, seat, o[:l.Size])
 			// Decode the per-seat sections and compare with the board.
 			hand, trick, counts := sec(t, &l, o, "hand"), sec(t, &l, o, "current_trick"), sec(t, &l, o, "prize_counts")
 			for id := range obs.NumCards {

@@ -2,6 +2,7 @@ package obs_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,6 +99,67 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 	}
 }
 
+// checkEncodeBits checks that EncodeBits gives the packed form of want (the
+// byte tensor Encode wrote for seat): it unpacks to want, its extra bytes
+// are PackExtra's, and its bits are PackBits' except at the extra
+// sections' positions, where they are 0.
+func checkEncodeBits(t *testing.T, l *obs.Layout, b *obs.Board, seat int, want []uint8) {
+	t.Helper()
+	pk := l.Packing()
+	bits := make([]uint8, pk.Bytes+1)
+	extra := make([]uint8, pk.ExtraBytes+1)
+	bits[pk.Bytes], extra[pk.ExtraBytes] = 0xEE, 0xEE
+	l.EncodeBits(bits[:pk.Bytes], extra[:pk.ExtraBytes], b, seat)
+	if bits[pk.Bytes] != 0xEE || extra[pk.ExtraBytes] != 0xEE {
+		t.Fatalf("seat %d: EncodeBits wrote past its buffers", seat)
+	}
+	back := make([]uint8, l.Size)
+	pk.Unpack(back, bits[:pk.Bytes], extra[:pk.ExtraBytes])
+	if !slices.Equal(back, want) {
+		for i := range want {
+			if back[i] != want[i] {
+				t.Fatalf("seat %d: EncodeBits unpacks to %d at element %d, Encode wrote %d", seat, back[i], i, want[i])
+			}
+		}
+	}
+	wantExtra := make([]uint8, pk.ExtraBytes)
+	pk.PackExtra(wantExtra, want)
+	if !slices.Equal(extra[:pk.ExtraBytes], wantExtra) {
+		t.Fatalf("seat %d: extra bytes %v, want %v", seat, extra[:pk.ExtraBytes], wantExtra)
+	}
+	masked := slices.Clone(want)
+	for _, sp := range pk.Extra {
+		clear(masked[sp.Offset : sp.Offset+sp.Length])
+	}
+	wantBits := make([]uint8, pk.Bytes)
+	obs.PackBits(wantBits, masked)
+	if !slices.Equal(bits[:pk.Bytes], wantBits) {
+		t.Fatalf("seat %d: bits differ from PackBits of the tensor with its extra sections zeroed", seat)
+	}
+}
+
+// TestEncodeBitsMatchesEncode compares the direct bit encoder with the byte
+// encoder on random boards of every player count, from every seat.
+func TestEncodeBitsMatchesEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 3000 {
+		data := make([]byte, 200)
+		for i := range data {
+			data[i] = uint8(r.IntN(256))
+		}
+		data[0] = uint8(trial % 4) // every player count
+		b := boardFrom(data)
+		l := obs.NewLayout(int(b.Players))
+		o := make([]uint8, l.Size)
+		for seat := range int(b.Players) {
+			l.Encode(o, &b, seat)
+			checkEncodeBits(t, &l, &b, seat, o)
+		}
+	}
+	l6 := obs.NewLayout(obs.MaxPlayers)
+	assert.LessOrEqual(t, l6.Packing().Bytes, 160, "EncodeBits' buffer")
+}
+
 func TestUnpackBitsInvertsPackBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for n := range 150 {
@@ -139,6 +201,17 @@ func BenchmarkPack(b *testing.B) {
 }
 
 // BenchmarkUnpack is a Go client's work per env-step to rebuild the obs.
+// BenchmarkEncodeBits encodes the packed form straight from the board.
+func BenchmarkEncodeBits(b *testing.B) {
+	l, bd := obs.NewLayout(4), midDeal()
+	pk := l.Packing()
+	bits, extra := make([]uint8, pk.Bytes), make([]uint8, pk.ExtraBytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.EncodeBits(bits, extra, bd, 1)
+	}
+}
+
 func BenchmarkUnpack(b *testing.B) {
 	pk, o, bits, extra := packedMidDeal()
 	b.ReportAllocs()

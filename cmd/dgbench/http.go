@@ -52,7 +52,7 @@ func newInprocRef(c config, seats []int) (*inprocRef, error) {
 	}
 	v, err := env.NewVecEnv(env.VecConfig{
 		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
-		LearnerSeats: seats, Opponent: opp, Workers: c.workers,
+		LearnerSeats: seats, Opponent: opp, Workers: c.workers, Packed: c.packing == "bits",
 	})
 	if err != nil {
 		return nil, err

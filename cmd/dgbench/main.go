@@ -46,7 +46,7 @@ func main() {
 	flag.StringVar(&c.learner, "learner", "all", `seats the benchmark plays: "all" (self-play) or e.g. "0"`)
 	flag.StringVar(&c.opp, "opponent", "random", "bot for the other seats when -learner is not all")
 	flag.StringVar(&c.addr, "addr", "", `http mode: server to target (host:port or "unix:PATH"); empty starts one in this process`)
-	flag.StringVar(&c.packing, "packing", "none", "http mode: none, or bits (obs and mask bit-packed on the wire; the client unpacks both)")
+	flag.StringVar(&c.packing, "packing", "none", "none, or bits: the engine writes obs bit-packed (in http mode sent so, and unpacked by the client)")
 	flag.StringVar(&c.network, "net", "tcp", "http mode, server started in this process: tcp (loopback) or unix (a Unix socket)")
 	flag.StringVar(&c.token, "token", "", "http mode: bearer token")
 	flag.StringVar(&c.format, "format", "msgpack", "http mode: msgpack or json")
@@ -122,7 +122,7 @@ func runInProc(c config) error {
 	}
 	v, err := env.NewVecEnv(env.VecConfig{
 		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
-		LearnerSeats: seats, Opponent: c.opp, Workers: c.workers,
+		LearnerSeats: seats, Opponent: c.opp, Workers: c.workers, Packed: c.packing == "bits",
 	})
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func runInProc(c config) error {
 		steps += int64(c.envs)
 	}
 	el := time.Since(start).Seconds()
-	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc players=%d envs=%d seconds=%.1f\n",
-		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.players, c.envs, el)
+	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc players=%d envs=%d packing=%s seconds=%.1f\n",
+		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.players, c.envs, c.packing, el)
 	return nil
 }
