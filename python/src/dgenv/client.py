@@ -619,8 +619,8 @@ class Client:
             packing: ``"bits"`` has the server send obs and mask bit-packed
                 (about 200 bytes an env-step instead of about 1 000 at 4
                 players) and this client unpack them with numpy: the batches
-                are the same. Worth it when the server is across a network;
-                on one machine it measured about even (docs/benchmarks.md).
+                are the same. A fifth of the bytes across a network, and
+                5-15% faster on one machine at N = 4096 (docs/benchmarks.md).
                 None (or ``"none"``) sends them as uint8.
 
         Raises:
