@@ -145,7 +145,9 @@ func TestSlowClientIsCutOffAtReadHeaderTimeout(t *testing.T) {
 // unexpected errors, never for speed.
 func TestConcurrentSessionsSweeperAndShutdown(t *testing.T) {
 	srv := newServer(t, func(c *server.Config) {
-		c.Limits.SessionTTL = 400 * time.Millisecond
+		// Long enough that a busy worker's requests never leave its session
+		// idle that long, even on a loaded 2-core machine under -race.
+		c.Limits.SessionTTL = 1500 * time.Millisecond
 		c.Limits.SweepInterval = 5 * time.Millisecond
 		c.Shutdown.Timeout = 10 * time.Second
 	})
@@ -226,7 +228,7 @@ func worker(c *client, hc *http.Client, url string, rng *rand.Rand, steps *atomi
 		steps.Add(int64(n))
 	}
 	if idle {
-		time.Sleep(900 * time.Millisecond)
+		time.Sleep(2200 * time.Millisecond) // past the TTL: the sweeper takes the session
 		status, body, err = post("/v1/sessions/"+s.Session+"/reset", mp(c.tb, map[string]any{}))
 		if err != nil || (status != 404 && status != 200) {
 			return fmt.Errorf("reset after idling: %d %q %v", status, body, err)
