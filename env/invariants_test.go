@@ -2,12 +2,14 @@ package env_test
 
 // A long run of random plays through the vectorised env with cheap
 // invariants checked on every env after every step. About a million plays
-// always run; DG_LONG=1 runs tens of millions.
+// always run; DG_LONG=1 runs tens of millions. A packed twin of each batch
+// checks the bit encoder on every observation of every fifth step.
 
 import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -25,6 +27,13 @@ func TestMillionRandomPlays(t *testing.T) {
 			deals := 1 + players%2
 			cfg := env.VecConfig{Params: env.Params{Players: players, Deals: deals, FirstDealer: players - 1}, NumEnvs: n, Seed: uint64(players)}
 			v := newVec(t, cfg)
+			// A packed twin, stepped with the same actions: its bits, encoded
+			// straight from the game state, must unpack to v's observations.
+			pcfg := cfg
+			pcfg.Packed = true
+			pv := newVec(t, pcfg)
+			pk, d := pv.Packing(), v.Layout().Size
+			row := make([]uint8, d)
 			gameLen := deals * env.TricksPerDeal * players
 			var deckBits [env.NumColours]uint32
 			for c := range deckBits {
@@ -41,9 +50,18 @@ func TestMillionRandomPlays(t *testing.T) {
 				if err := v.Step(actions); err != nil {
 					t.Fatalf("Step(%d) error = %v", step, err)
 				}
+				if err := pv.Step(actions); err != nil {
+					t.Fatalf("packed Step(%d) error = %v", step, err)
+				}
 				plays += n
 				rew, done, scores, episode := v.Rewards(), v.Done(), v.Scores(), v.Episode()
 				for i := range n {
+					if step%5 == 0 { // every fifth step: unpacking is slow under -race
+						pk.Unpack(row, pv.ObsBits()[i*pk.Bytes:(i+1)*pk.Bytes], pv.ObsExtra()[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
+						if !slices.Equal(row, v.Obs()[i*d:(i+1)*d]) {
+							t.Fatalf("Step(%d) env %d: the packed observation unpacks to something else", step, i)
+						}
+					}
 					b := v.State(i).Board()
 					// Cards: hands, prizes and the trick are disjoint and make the deck.
 					var seen [env.NumColours]uint32
