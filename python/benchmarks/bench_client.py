@@ -11,10 +11,10 @@ scores, masked, max per row), sends the [N] actions and decodes the whole answer
 the wire's uint8, mask, player, rewards, done, scores, episode). It reports
 env-steps/s (one env-step = one card played in one game).
 
-With --pipelined, N is also split over two sessions that overlap (step_async
-on one while the client works on the other's answer), EnvPool's async
-pattern. On a 2-core machine it does not help: both cores are already busy
-(the server steps with one goroutine per core while the client waits).
+With --pipelined, the same N games are also run as dgenv.AsyncBatchEnv's two
+batches of N/2 (EnvPool's async pattern: the client picks actions for one
+batch while the server steps the other). --packing bits has obs and mask
+sent bit-packed and unpacked by the client.
 
 The OpenSpiel baseline plays oh_hell (4 players) through pyspiel the way a
 user would: chance nodes sampled, and at each decision the acting player's
@@ -105,31 +105,28 @@ def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed:
         env.close()
 
 
-def bench_pipelined(client: dgenv.Client, n: int, players: int, seconds: float, seed: int) -> dict:
+def bench_pipelined(client: dgenv.Client, n: int, players: int, seconds: float, seed: int,
+                    packing: str | None = None, obs_dtype=None) -> dict:
+    """N games as dgenv.AsyncBatchEnv's two batches of N/2: pick for one while the server steps the other."""
     h = n // 2
-    a = client.make(players=players, num_envs=h, seed=seed, obs_dtype=None)
-    b = client.make(players=players, num_envs=n - h, seed=seed + 1, obs_dtype=None)
-    pa, pb = RandomLegal(h, seed=seed), RandomLegal(n - h, seed=seed + 1)
+    pool = dgenv.AsyncBatchEnv(client, num_envs=2 * h, batch_size=h, seed=seed, players=players,
+                               obs_dtype=obs_dtype, packing=packing)
+    picks = [RandomLegal(h, seed=seed), RandomLegal(h, seed=seed + 1)]
     try:
-        ba, bb = a.reset(), b.reset()
-        a.step_async(pa(ba.mask))
+        pool.async_reset()
         rounds = 0
         t0 = time.perf_counter()
         while True:
-            b.step_async(pb(bb.mask))
-            ba = a.step_wait()
-            a.step_async(pa(ba.mask))
-            bb = b.step_wait()
+            env_id, b = pool.recv()
+            pool.send(picks[int(env_id[0]) // h](b.mask), env_id)
             rounds += 1
             dt = time.perf_counter() - t0
             if dt >= seconds:
                 break
-        a.step_wait()
-        return {"mode": "pipelined", "num_envs": n, "requests": 2 * rounds, "seconds": dt,
-                "req_per_s": 2 * rounds / dt, "env_steps_per_s": rounds * n / dt}
+        return {"mode": "pipelined", "num_envs": 2 * h, "requests": rounds, "seconds": dt,
+                "req_per_s": rounds / dt, "env_steps_per_s": rounds * h / dt}
     finally:
-        a.close()
-        b.close()
+        pool.close()
 
 
 def bench_openspiel(seconds: float, seed: int) -> Optional[dict]:
@@ -199,7 +196,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0, help="measuring time per point")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pipelined", action="store_true",
-                    help="also run N as two pipelined sessions of N/2 (step_async/step_wait)")
+                    help="also run N as dgenv.AsyncBatchEnv's two overlapping batches of N/2 (EnvPool-style recv/send)")
     ap.add_argument("--no-openspiel", action="store_true")
     ap.add_argument("--no-engine", action="store_true", help="skip the in-process Go engine reference (bin/dgbench)")
     ap.add_argument("--json", help="also write the results to this file")
@@ -224,7 +221,9 @@ def main() -> None:
             print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
                   flush=True)
             if args.pipelined and n >= 64:
-                r = bench_pipelined(client, n, args.players, args.seconds, args.seed)
+                r = bench_pipelined(client, n, args.players, args.seconds, args.seed,
+                                    packing=None if args.packing == "none" else args.packing,
+                                    obs_dtype=np.float32 if args.float32 else None)
                 results.append(r)
                 print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  pipelined (2 x N/2)", flush=True)
     finally:

@@ -32,6 +32,7 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from .pool import AsyncBatchEnv
 from .server import LocalServer, find_server, serve
 
 __version__ = "0.1.0"
@@ -42,6 +43,7 @@ __all__ = [
     "Client",
     "LocalServer",
     "BatchEnv",
+    "AsyncBatchEnv",
     "Batch",
     "Spec",
     "ObsSpec",

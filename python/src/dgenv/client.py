@@ -814,8 +814,17 @@ class BatchEnv:
         a = self._actions(actions)
         self._http.send("POST", self._path + "/step", {"actions": _wire.encode_tensor(a)})
 
+    def reset_async(self, seed: Optional[int] = None) -> None:
+        """Send a reset and return at once; :meth:`step_wait` reads its answer."""
+        if self._closed:
+            raise DgenvError("env is closed")
+        if self._http._pending is not None:
+            raise DgenvError("a step_async is already in flight: call step_wait first")
+        body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
+        self._http.send("POST", self._path + "/reset", body)
+
     def step_wait(self) -> Batch:
-        """The answer to the last :meth:`step_async` (raises its error, if any)."""
+        """The answer to the last :meth:`step_async` or :meth:`reset_async` (raises its error, if any)."""
         return self._batch(self._http.receive(session_route=True, raw=True))
 
     def _actions(self, actions: ActionsLike) -> np.ndarray:
@@ -865,6 +874,11 @@ class BatchEnv:
         """End the session on the server (DELETE) and close the connection. Idempotent."""
         if self._closed:
             return
+        if self._http._pending is not None:  # a step_async's answer first, or the DELETE would get it
+            try:
+                self._http.receive(session_route=True, raw=True)
+            except DgenvError:
+                pass
         try:
             self._http.request("DELETE", self._path, None, session_route=True)
         except DgenvError:
