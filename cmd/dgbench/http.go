@@ -75,8 +75,9 @@ func (r *inprocRef) run(d time.Duration) error {
 }
 
 // runHTTP measures random legal play through the batch API over loopback:
-// one session, one client, msgpack (or JSON) bodies. With -addr empty it
-// starts a server in this process on 127.0.0.1:0.
+// one session (or -sessions of them, each stepped by its own client
+// goroutine), msgpack (or JSON) bodies. With -addr empty it starts a server
+// in this process on 127.0.0.1:0.
 func runHTTP(c config) error {
 	addr := c.addr
 	if addr == "" {
@@ -116,8 +117,93 @@ func runHTTP(c config) error {
 	if err != nil {
 		return err
 	}
+	k := max(c.sessions, 1)
+	if c.envs%k != 0 {
+		return fmt.Errorf("-sessions %d: must divide -envs %d", k, c.envs)
+	}
+	sess := make([]*benchSession, k)
+	for i := range sess {
+		s, err := openSession(c, addr, seats, c.envs/k, uint64(i))
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		sess[i] = s
+	}
+	var ref *inprocRef
+	if compare {
+		if ref, err = newInprocRef(c, seats); err != nil {
+			return err
+		}
+		defer ref.v.Close()
+	}
+	var httpTime time.Duration
+	total := time.Duration(c.seconds * float64(time.Second))
+	for httpTime < total {
+		// With -compare, alternate slices of HTTP and in-process play, so
+		// both see the same machine load.
+		slice := total - httpTime
+		if compare {
+			slice = min(slice, compareSlice)
+		}
+		start := time.Now()
+		deadline := start.Add(slice)
+		// Each session is stepped by its own goroutine: with -sessions 2 the
+		// client picks one batch's actions while the server steps the other.
+		errs := make(chan error, k)
+		for _, s := range sess {
+			go func() { errs <- s.run(deadline) }()
+		}
+		for range k {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		httpTime += time.Since(start)
+		if ref != nil {
+			if err := ref.run(slice); err != nil {
+				return err
+			}
+		}
+	}
+	var steps, wire int64
+	var lat []time.Duration
+	for _, s := range sess {
+		steps += s.steps
+		wire += s.cl.wire.Load()
+		lat = append(lat, s.lat...)
+	}
+	el := httpTime.Seconds()
+	slices.Sort(lat)
+	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	rate := float64(steps) / el
+	extra := ""
+	if ref != nil {
+		in := float64(ref.steps) / ref.time.Seconds()
+		extra = fmt.Sprintf(" inproc_steps_per_sec=%.0f http_over_inproc=%.2f", in, rate/in)
+	}
+	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d sessions=%d packing=%s seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
+		rate, c.format, c.players, c.envs, k, c.packing, el, len(lat), float64(wire)/float64(steps), pct(0.50), pct(0.99), extra)
+	return nil
+}
+
+// benchSession is one session stepped with random legal actions by one
+// client connection.
+type benchSession struct {
+	cl      *benchClient
+	base    string
+	mask    []byte
+	rng     env.RNG
+	actions []int32
+	req     *stepBody
+	steps   int64
+	lat     []time.Duration
+}
+
+// openSession creates a session of n envs (seed c.seed + i) and resets it.
+func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSession, error) {
 	cl := newBenchClient(addr, c.token, c.format == "json")
-	create := map[string]any{"game": map[string]any{"players": c.players}, "num_envs": c.envs, "seed": c.seed}
+	create := map[string]any{"game": map[string]any{"players": c.players}, "num_envs": n, "seed": c.seed + i}
 	if seats != nil {
 		create["learner_seats"] = seats
 		create["opponent"] = c.opp
@@ -126,11 +212,11 @@ func runHTTP(c config) error {
 	case "none":
 	case "bits":
 		if cl.json {
-			return errors.New("-packing bits: use -format msgpack")
+			return nil, errors.New("-packing bits: use -format msgpack")
 		}
 		create["packing"] = "bits"
 	default:
-		return fmt.Errorf("-packing %q: want none or bits", c.packing)
+		return nil, fmt.Errorf("-packing %q: want none or bits", c.packing)
 	}
 	var created struct {
 		Session string `msgpack:"session" json:"session"`
@@ -146,77 +232,47 @@ func runHTTP(c config) error {
 		} `msgpack:"spec" json:"spec"`
 	}
 	if err := cl.call("POST", "/v1/sessions", create, &created); err != nil {
-		return err
+		return nil, err
 	}
 	if pk := created.Spec.Obs.Packed; pk != nil {
 		d := created.Spec.Obs.Shape[0]
 		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: pk.Extra, ExtraBytes: pk.ExtraBytes}
-		cl.obs = make([]uint8, c.envs*d)
-		cl.mask = make([]uint8, c.envs*env.NumActions)
+		cl.obs = make([]uint8, n*d)
+		cl.mask = make([]uint8, n*env.NumActions)
 		cl.d = d
 	}
-	base := "/v1/sessions/" + created.Session
-	defer func() { _ = cl.call("DELETE", base, nil, nil) }()
-	mask, err := cl.batch(base+"/reset", []byte("\x80"), `{}`)
-	if err != nil {
-		return err
+	s := &benchSession{
+		cl: cl, base: "/v1/sessions/" + created.Session,
+		rng: env.NewRNG(c.seed+i, 99), actions: make([]int32, n), req: newStepBody(n),
+		lat: make([]time.Duration, 0, 1<<16),
 	}
-	rng := env.NewRNG(c.seed, 99)
-	actions := make([]int32, c.envs)
-	req := newStepBody(c.envs)
-	req.json = cl.json
-	lat := make([]time.Duration, 0, 1<<16)
-	var ref *inprocRef
-	if compare {
-		if ref, err = newInprocRef(c, seats); err != nil {
+	s.req.json = cl.json
+	var err error
+	if s.mask, err = cl.batch(s.base+"/reset", []byte("\x80"), `{}`); err != nil {
+		s.close()
+		return nil, err
+	}
+	cl.wire.Store(0)
+	return s, nil
+}
+
+// run steps the session until the deadline.
+func (s *benchSession) run(deadline time.Time) error {
+	var err error
+	for time.Now().Before(deadline) {
+		pickActions(s.mask, s.actions, &s.rng)
+		s.req.set(s.actions)
+		t0 := time.Now()
+		if s.mask, err = s.cl.batch(s.base+"/step", s.req.b, ""); err != nil {
 			return err
 		}
-		defer ref.v.Close()
+		s.lat = append(s.lat, time.Since(t0))
+		s.steps += int64(len(s.actions))
 	}
-	var steps int64
-	var httpTime time.Duration
-	cl.wire.Store(0)
-	total := time.Duration(c.seconds * float64(time.Second))
-	for httpTime < total {
-		// With -compare, alternate slices of HTTP and in-process play, so
-		// both see the same machine load.
-		slice := total - httpTime
-		if compare {
-			slice = min(slice, compareSlice)
-		}
-		start := time.Now()
-		deadline := start.Add(slice)
-		for time.Now().Before(deadline) {
-			pickActions(mask, actions, &rng)
-			req.set(actions)
-			t0 := time.Now()
-			mask, err = cl.batch(base+"/step", req.b, "")
-			if err != nil {
-				return err
-			}
-			lat = append(lat, time.Since(t0))
-			steps += int64(c.envs)
-		}
-		httpTime += time.Since(start)
-		if ref != nil {
-			if err := ref.run(slice); err != nil {
-				return err
-			}
-		}
-	}
-	el := httpTime.Seconds()
-	slices.Sort(lat)
-	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
-	rate := float64(steps) / el
-	extra := ""
-	if ref != nil {
-		in := float64(ref.steps) / ref.time.Seconds()
-		extra = fmt.Sprintf(" inproc_steps_per_sec=%.0f http_over_inproc=%.2f", in, rate/in)
-	}
-	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
-		rate, c.format, c.players, c.envs, el, len(lat), float64(cl.wire.Load())/float64(steps), pct(0.50), pct(0.99), extra)
 	return nil
 }
+
+func (s *benchSession) close() { _ = s.cl.call("DELETE", s.base, nil, nil) }
 
 // benchClient is a keep-alive HTTP client that counts the bytes on the wire
 // and reuses its answer buffer.

@@ -11,14 +11,16 @@ import (
 
 // TestHTTPMode runs the benchmark briefly against an in-process server.
 func TestHTTPMode(t *testing.T) {
-	for _, format := range []string{"msgpack", "json", "compare", "unix", "bits"} {
+	for _, format := range []string{"msgpack", "json", "compare", "unix", "bits", "sessions"} {
 		t.Run(format, func(t *testing.T) {
-			network, packing := "tcp", "none"
+			network, packing, sessions := "tcp", "none", 1
 			switch format {
 			case "unix":
 				network, format = "unix", "msgpack"
 			case "bits":
 				packing, format = "bits", "msgpack"
+			case "sessions":
+				sessions, format = 2, "msgpack"
 			}
 			if format == "compare" {
 				compare = true
@@ -29,7 +31,7 @@ func TestHTTPMode(t *testing.T) {
 			require.NoError(t, err)
 			stdout := os.Stdout
 			os.Stdout = w
-			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format, network: network, packing: packing})
+			err = runHTTP(config{mode: "http", players: 4, envs: 8, seconds: 0.2, seed: 1, learner: "0", opp: "random", format: format, network: network, packing: packing, sessions: sessions})
 			os.Stdout = stdout
 			w.Close()
 			out, _ := io.ReadAll(r)

@@ -17,19 +17,20 @@ import (
 )
 
 type config struct {
-	mode    string
-	players int
-	envs    int
-	seconds float64
-	workers int
-	seed    uint64
-	learner string // "all" or comma-separated seats
-	opp     string
-	addr    string // http mode: target server; empty starts one in-process
-	token   string
-	format  string
-	network string // http mode, in-process server: tcp or unix
-	packing string // http mode: none or bits
+	mode     string
+	players  int
+	envs     int
+	seconds  float64
+	workers  int
+	seed     uint64
+	learner  string // "all" or comma-separated seats
+	opp      string
+	addr     string // http mode: target server; empty starts one in-process
+	token    string
+	format   string
+	network  string // http mode, in-process server: tcp or unix
+	packing  string // http mode: none or bits
+	sessions int    // http mode: sessions the envs are split over
 }
 
 // modes maps -mode values to their runners; other files add theirs in init.
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&c.opp, "opponent", "random", "bot for the other seats when -learner is not all")
 	flag.StringVar(&c.addr, "addr", "", `http mode: server to target (host:port or "unix:PATH"); empty starts one in this process`)
 	flag.StringVar(&c.packing, "packing", "none", "none, or bits: the engine writes obs bit-packed (in http mode sent so, and unpacked by the client)")
+	flag.IntVar(&c.sessions, "sessions", 1, "http mode: split -envs over this many sessions, each stepped by its own client goroutine (so they overlap)")
 	flag.StringVar(&c.network, "net", "tcp", "http mode, server started in this process: tcp (loopback) or unix (a Unix socket)")
 	flag.StringVar(&c.token, "token", "", "http mode: bearer token")
 	flag.StringVar(&c.format, "format", "msgpack", "http mode: msgpack or json")
