@@ -236,10 +236,14 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Add(uint8(1), false, mp(f, map[string]any{"seed": 7}))
 	f.Add(uint8(2), true, []byte(`{"game": {"players": 3}, "num_envs": 2, "learner_seats": [0], "opponent": "random"}`))
 	f.Add(uint8(2), false, mp(f, map[string]any{"game": map[string]any{"players": 5}, "num_envs": 2, "reward": "zero_sum"}))
+	f.Add(uint8(2), true, []byte(`{"num_envs": 2, "packing": "bits"}`))
+	f.Add(uint8(3), false, stepBody(f, []int32{1, 2, 3}))
 	c := newClient(f, func(c *server.Config) { c.Limits.MaxSessions = 8; c.Limits.MaxEnvsPerSession = 16 })
 	id := c.create(map[string]any{"num_envs": 3}).Session
+	packed := c.create(map[string]any{"num_envs": 3, "packing": "bits"}).Session
 	f.Fuzz(func(t *testing.T, route uint8, useJSON bool, body []byte) {
-		path := []string{"/v1/sessions/" + id + "/step", "/v1/sessions/" + id + "/reset", "/v1/sessions"}[int(route)%3]
+		path := []string{"/v1/sessions/" + id + "/step", "/v1/sessions/" + id + "/reset", "/v1/sessions",
+			"/v1/sessions/" + packed + "/step"}[int(route)%4]
 		ct := ctMsgpack
 		if useJSON {
 			ct = ctJSON
@@ -251,7 +255,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		if w.Code != 200 && (w.Code < 400 || w.Code > 499) {
 			t.Fatalf("POST %s %q: status %d %s", path, body, w.Code, w.Body)
 		}
-		if w.Code == 200 && route%3 == 2 {
+		if w.Code == 200 && route%4 == 2 {
 			var s created
 			decodeAnswer(t, answer{w.Code, w.Header(), w.Body.Bytes()}, &s)
 			del := httptest.NewRequest("DELETE", "/v1/sessions/"+s.Session, nil)
