@@ -194,6 +194,33 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		require.Positive(t, games)
 	})
 
+	t.Run("a packed session against the policy gives the plain session's batches", func(t *testing.T) {
+		create := map[string]any{"game": map[string]any{"players": 4, "deals": 1}, "num_envs": 5, "seed": 8, "learner_seats": []int{2}, "opponent": "policy:parity"}
+		plain := c.create(create)
+		create["packing"] = "bits"
+		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, create))
+		require.Equal(t, 200, a.Status, "%s", a.Body)
+		var pc struct {
+			Session string `json:"session"`
+			Spec    struct {
+				Obs struct {
+					Packed *packedSpec `json:"packed"`
+				} `json:"obs"`
+			} `json:"spec"`
+		}
+		decodeAnswer(t, a, &pc)
+		want := c.reset(plain.Session, map[string]any{"seed": 8})
+		var got packedBatch
+		decodeAnswer(t, c.do("POST", "/v1/sessions/"+pc.Session+"/reset", ctMsgpack, mp(t, map[string]any{"seed": 8})), &got)
+		for round := range 80 {
+			require.Equal(t, want, got.unpack(t, pc.Spec.Obs.Packed, 5, 874), "round %d", round)
+			acts := legalActions(want.Mask.Data, 5, func(i, k int) int { return (i + round) % k })
+			want = c.step(plain.Session, acts)
+			got = packedBatch{}
+			decodeAnswer(t, c.do("POST", "/v1/sessions/"+pc.Session+"/step", ctMsgpack, stepBody(t, acts)), &got)
+		}
+	})
+
 	t.Run("a session of another player count cannot use it", func(t *testing.T) {
 		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"game": map[string]any{"players": 5}, "num_envs": 2, "learner_seats": []int{0}, "opponent": "policy:parity"}))
 		requireError(t, a, 400, "bad_request")
