@@ -122,23 +122,13 @@ func UnpackBits(dst, bits []uint8) {
 	bits = bits[:PackedLen(len(dst))]
 	d := dst
 	for len(d) >= 8 && len(bits) > 0 {
-		binary.LittleEndian.PutUint64(d, spread[bits[0]])
+		binary.LittleEndian.PutUint64(d, spread8[bits[0]])
 		d, bits = d[8:], bits[1:]
 	}
 	for i := range d {
 		d[i] = bits[0] >> i & 1
 	}
 }
-
-// spread[b] holds bit k of b in byte k.
-var spread = func() (t [256]uint64) {
-	for b := range t {
-		for k := range 8 {
-			t[b] |= uint64(b>>k&1) << (8 * k)
-		}
-	}
-	return t
-}()
 
 // maxPackedBytes bounds Packing().Bytes over every player count (1262
 // elements at 6 players: 158 bytes).
@@ -159,13 +149,27 @@ func (l *Layout) EncodeBits(dst, extra []uint8, b *Board, seat int) {
 	w.plane(&b.Hands[seat])      // hand
 	w.skip(uint(p * NumCards))   // current_trick: set below
 	w.skip(uint(p * NumColours)) // prize_counts: extra bytes
-	for j := range p {           // prizes
+	// prizes; with each seat's prize counts and totals into the extra bytes,
+	// which hold prize_counts, then tricks_left, deal_index, deals_left and
+	// totals (those four lie together).
+	tot := extra[p*NumColours+3:]
+	for j := range p {
 		s := seat + j
 		if s >= p {
 			s -= p
 		}
 		w.plane(&b.Prizes[s])
+		for c := range NumColours {
+			extra[j*NumColours+c] = uint8(bits.OnesCount32(b.Prizes[s][c]))
+		}
+		t := b.Totals[s]
+		tot[2*j] = uint8(min(t/TotalScale, 255))
+		tot[2*j+1] = uint8(t % TotalScale)
 	}
+	k := p * NumColours
+	extra[k] = HandSize - b.TricksDone
+	extra[k+1] = b.Deal
+	extra[k+2] = b.Deals - b.Deal - 1
 	for j := range p { // voids
 		s := seat + j
 		if s >= p {
@@ -195,34 +199,6 @@ func (l *Layout) EncodeBits(dst, extra []uint8, b *Board, seat int) {
 		buf[k>>3] |= 1 << (k & 7)
 	}
 	copy(dst, buf[:PackedLen(l.Size)])
-
-	// The extra bytes, in layout order: prize_counts, then tricks_left,
-	// deal_index, deals_left and totals, which lie together.
-	k := 0
-	for j := range p {
-		s := seat + j
-		if s >= p {
-			s -= p
-		}
-		for c := range NumColours {
-			extra[k] = uint8(bits.OnesCount32(b.Prizes[s][c]))
-			k++
-		}
-	}
-	extra[k] = HandSize - b.TricksDone
-	extra[k+1] = b.Deal
-	extra[k+2] = b.Deals - b.Deal - 1
-	k += 3
-	for j := range p {
-		s := seat + j
-		if s >= p {
-			s -= p
-		}
-		t := b.Totals[s]
-		extra[k] = uint8(min(t/TotalScale, 255))
-		extra[k+1] = uint8(t % TotalScale)
-		k += 2
-	}
 }
 
 // bitStream appends bits, least significant first, to a buffer.

@@ -214,22 +214,23 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	return sess, nil
 }
 
-// claim takes the session named in the path for this request, or answers.
-func (s *Server) claim(c *gin.Context, out format) *session {
+// claim works out the request's formats and takes the session named in the
+// path for this request; a nil session means it has answered already.
+func (s *Server) claim(c *gin.Context) (in, out format, sess *session) {
+	in, out, ok := s.formats(c)
+	if !ok {
+		return in, out, nil
+	}
 	sess, e := s.reg.acquire(c.Param("id"))
 	if e != nil {
 		s.fail(c, out, e)
-		return nil
+		return in, out, nil
 	}
-	return sess
+	return in, out, sess
 }
 
 func (s *Server) getSession(c *gin.Context) {
-	_, out, ok := s.formats(c)
-	if !ok {
-		return
-	}
-	sess := s.claim(c, out)
+	_, out, sess := s.claim(c)
 	if sess == nil {
 		return
 	}
@@ -238,11 +239,7 @@ func (s *Server) getSession(c *gin.Context) {
 }
 
 func (s *Server) deleteSession(c *gin.Context) {
-	_, out, ok := s.formats(c)
-	if !ok {
-		return
-	}
-	sess := s.claim(c, out)
+	_, out, sess := s.claim(c)
 	if sess == nil {
 		return
 	}
@@ -252,11 +249,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 }
 
 func (s *Server) reset(c *gin.Context) {
-	in, out, ok := s.formats(c)
-	if !ok {
-		return
-	}
-	sess := s.claim(c, out)
+	in, out, sess := s.claim(c)
 	if sess == nil {
 		return
 	}
@@ -281,11 +274,7 @@ func (s *Server) reset(c *gin.Context) {
 
 func (s *Server) step(c *gin.Context) {
 	start := time.Now()
-	in, out, ok := s.formats(c)
-	if !ok {
-		return
-	}
-	sess := s.claim(c, out)
+	in, out, sess := s.claim(c)
 	if sess == nil {
 		return
 	}
@@ -327,11 +316,7 @@ func (s *Server) step(c *gin.Context) {
 }
 
 func (s *Server) record(c *gin.Context) {
-	_, out, ok := s.formats(c)
-	if !ok {
-		return
-	}
-	sess := s.claim(c, out)
+	_, out, sess := s.claim(c)
 	if sess == nil {
 		return
 	}
