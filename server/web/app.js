@@ -162,11 +162,15 @@ function renderTable(ids, game, pos, names, opts) {
   return v;
 }
 
+// Words for a seat in a sentence: "You" is a person at this screen.
+const takes = (name) => (name === 'You' ? 'You take' : `${name} takes`);
+const whose = (name) => (name === 'You' ? 'your' : `${name}'s`);
+
 function outcomeText(t, names, P) {
   const [hs, hc] = t.high;
   const [ls, lc] = t.low;
-  return `Highest: ${names[hs]}'s ${cardName(hc)}, so ${names[hs]} takes the other ${P - 1} cards and leads next. ` +
-    `Lowest: ${names[ls]}'s ${cardName(lc)}, so ${names[ls]} takes the ${cardName(hc)}.`;
+  return `Highest: ${whose(names[hs])} ${cardName(hc)}, so ${takes(names[hs]).replace(/^You/, 'you')} the other ${P - 1} cards and lead${names[hs] === 'You' ? '' : 's'} next. ` +
+    `Lowest: ${whose(names[ls])} ${cardName(lc)}, so ${takes(names[ls]).replace(/^You/, 'you')} the ${cardName(hc)}.`;
 }
 
 // renderScores: deal columns (the server's scores; the deal in progress in
@@ -218,9 +222,9 @@ function renderLog(ol, v, names, P) {
       const cs = cards.filter((x) => colourOf(x) === col);
       return sum + (cs.length >= 3 ? cs.length : cs.reduce((a, x) => a + valueOf(x), 0));
     }, 0));
-    ol.append(el('li', { 'data-trick': String(i) },
+    ol.prepend(el('li', { 'data-trick': String(i), value: String(i + 1) },
       el('span', { class: 'log-cards' }, t.plays.map(([, c]) => cardEl(c, { small: true, extra: c === t.high[1] ? 'hi' : c === t.low[1] ? 'lo' : '' }))),
-      el('span', { class: 'log-text', text: `${names[t.high[0]]} takes ${P - 1}, ${names[t.low[0]]} takes ${cardName(t.high[1])}` }),
+      el('span', { class: 'log-text', text: `${takes(names[t.high[0]])} ${P - 1}, ${takes(names[t.low[0]]).replace(/^You/, 'you')} ${cardName(t.high[1])}` }),
       el('span', { class: 'log-pts', text: `points: ${pts.join(' · ')}` })));
   });
   if (!v.tricks.length) ol.append(el('li', { class: 'empty', text: 'None yet.' }));
@@ -276,6 +280,7 @@ function fillBots() {
   }
   const opt = [...sel.options].find((o) => o.value === keep && !o.disabled);
   sel.value = opt ? keep : 'heuristic';
+  summarise();
 }
 
 function fillSeats() {
@@ -300,6 +305,13 @@ function fillSeats() {
     ? 'Choose at least one seat to play.'
     : n > 1 ? `${n} people take turns at this screen; each sees their hand when it is their turn.` : '';
   $('new-game').disabled = n === 0;
+  summarise();
+}
+
+function summarise() {
+  const s = readSetup();
+  const you = s.humans.length === 1 ? `you: seat ${s.humans[0]}` : `people: seats ${s.humans.join(', ')}`;
+  $('setup-summary').textContent = `${s.players} players · ${s.deals} deal${s.deals === 1 ? '' : 's'} · ${you} · bots: ${s.bot} (open to change, then New game)`;
 }
 
 function seatNames(setup) {
@@ -360,6 +372,7 @@ async function newGame() {
     st.pos = { deal: 0, n: 0 };
     $('play-area').hidden = false;
     $('game-over').hidden = true;
+    $('setup-box').open = false;
     $('play-session').textContent = `Session ${st.session.id} (env 0). Open it in Watch to replay a finished game.`;
     document.body.dataset.session = st.session.id;
     await follow(gen);
@@ -681,8 +694,8 @@ function init() {
     fillSeats();
     saveSetup();
   });
-  $('deals').addEventListener('change', saveSetup);
-  $('bot').addEventListener('change', saveSetup);
+  $('deals').addEventListener('change', () => { saveSetup(); summarise(); });
+  $('bot').addEventListener('change', () => { saveSetup(); summarise(); });
   $('setup').addEventListener('submit', (e) => {
     e.preventDefault();
     $('hand-area').hidden = false;

@@ -375,6 +375,7 @@ func TestBrowserPlay(t *testing.T) {
 	var sid string
 	var rec records
 	prev := -1 // the card the page was last told to play
+	shot := false
 	for move := 0; ; move++ {
 		if move > 15 {
 			t.Fatal("more than 15 moves in a deal of 15 tricks")
@@ -419,8 +420,9 @@ func TestBrowserPlay(t *testing.T) {
 		if len(wantTrick) > 0 {
 			requireEqual(t, fmt.Sprintf("move %d: trick", move), ints(t, ctx, `[...document.querySelectorAll("#play-trick .card")].map(c => Number(c.dataset.card))`), wantTrick)
 		}
-		if move == 5 {
+		if !shot && move >= 4 && len(wantTrick) >= 2 {
 			screenshot(t, ctx, "play-in-progress")
+			shot = true
 		}
 		var card int
 		if move == 0 {
@@ -578,7 +580,7 @@ func TestBrowserWatch(t *testing.T) {
 	}
 	waitFor(t, ctx, `document.getElementById("watch").dataset.pos === "0:45"`)
 	requireEqual(t, "first deal's points", shown(t, ctx, `#watch-seats [data-deal-points]`), fin.Deals[0].Scores)
-	if last := js[string](t, ctx, `document.querySelector("#watch-log li:last-child .log-pts").textContent`); last != "points: "+strings.Trim(strings.ReplaceAll(fmt.Sprint(fin.Deals[0].Scores), " ", " · "), "[]") {
+	if last := js[string](t, ctx, `document.querySelector("#watch-log li:first-child .log-pts").textContent`); last != "points: "+strings.Trim(strings.ReplaceAll(fmt.Sprint(fin.Deals[0].Scores), " ", " · "), "[]") {
 		t.Fatalf("points after the last trick: %q, want %v", last, fin.Deals[0].Scores)
 	}
 	screenshot(t, ctx, "watch-deal-end")
