@@ -373,6 +373,7 @@ async function newGame() {
     $('play-area').hidden = false;
     $('game-over').hidden = true;
     $('setup-box').open = false;
+    if (document.activeElement && document.activeElement.closest('#setup-box')) document.activeElement.blur();
     $('play-session').textContent = `Session ${st.session.id} (env 0). Open it in Watch to replay a finished game.`;
     document.body.dataset.session = st.session.id;
     await follow(gen);
@@ -486,7 +487,7 @@ function renderHand(v) {
   if (mine) {
     const again = focused && hand.querySelector(`button[data-card="${focused}"]:not([disabled])`);
     const first = again || hand.querySelector('button:not([disabled])');
-    if (first && document.activeElement !== first && $('play').hidden === false && !document.activeElement.closest('#setup')) first.focus({ preventScroll: true });
+    if (first && document.activeElement !== first && $('play').hidden === false && !document.activeElement.closest('#setup-box')) first.focus({ preventScroll: true });
   }
 }
 
@@ -562,7 +563,10 @@ function renderWatch() {
   const D = w.game.deals.length;
   const inTrick = v.current.length;
   let text = `${w.where} · deal ${w.pos.deal + 1} of ${D} (${w.names[v.dealer]} deals) · `;
-  text += v.over ? 'deal over' : `trick ${v.tricks.length + 1} of ${v.total / P}, card ${inTrick} of ${P}`;
+  if (v.over) text += 'deal over';
+  else if (inTrick === 0 && v.tricks.length) text += `trick ${v.tricks.length} of ${v.total / P} taken`;
+  else if (inTrick === 0) text += 'before the first card';
+  else text += `trick ${v.tricks.length + 1} of ${v.total / P}, card ${inTrick} of ${P}`;
   text += ` · position ${idx + 1} of ${positionCount(w.game)}`;
   $('watch-status').textContent = text;
   $('watch').dataset.pos = `${w.pos.deal}:${w.pos.n}`;

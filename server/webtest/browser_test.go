@@ -321,6 +321,13 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", p)
 }
 
+// setPace moves the bot pace slider as a person would (an input event).
+func setPace(t *testing.T, ctx context.Context, ms int) {
+	t.Helper()
+	do(t, ctx, chromedp.SetValue(chromedp.CSS("#pace"), fmt.Sprint(ms)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("pace").dispatchEvent(new Event("input"))`))
+}
+
 func ints(t *testing.T, ctx context.Context, expr string) []int {
 	t.Helper()
 	return js[[]int](t, ctx, expr)
@@ -421,7 +428,13 @@ func TestBrowserPlay(t *testing.T) {
 			requireEqual(t, fmt.Sprintf("move %d: trick", move), ints(t, ctx, `[...document.querySelectorAll("#play-trick .card")].map(c => Number(c.dataset.card))`), wantTrick)
 		}
 		if !shot && move >= 4 && len(wantTrick) >= 2 {
+			// The pace as a person would have it, for the picture.
+			setPace(t, ctx, 700)
+			if got := js[string](t, ctx, `document.getElementById("pace-out").textContent`); got != "0.7 s" {
+				t.Fatalf("pace shown as %q after setting 700 ms", got)
+			}
 			screenshot(t, ctx, "play-in-progress")
+			setPace(t, ctx, 0)
 			shot = true
 		}
 		var card int
@@ -594,9 +607,9 @@ func TestBrowserWatch(t *testing.T) {
 		t.Fatalf("%d cards face up before the last card, want 1", n)
 	}
 	// The middle of the second deal, for the screenshot.
-	do(t, ctx, chromedp.SetValue(chromedp.CSS("#w-slider"), "71"))
+	do(t, ctx, chromedp.SetValue(chromedp.CSS("#w-slider"), "73"))
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("w-slider").dispatchEvent(new Event("input"))`))
-	waitFor(t, ctx, `document.getElementById("watch").dataset.pos === "1:25"`)
+	waitFor(t, ctx, `document.getElementById("watch").dataset.pos === "1:27"`)
 	screenshot(t, ctx, "watch")
 
 	// The same game from a saved record file.
