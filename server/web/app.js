@@ -121,7 +121,7 @@ function renderTable(ids, game, pos, names, opts) {
       else if (showing.done.low[1] === card) tag = 'lowest';
     }
     row.append(el('div', { class: `played${tag ? ` ${tag}` : ''}`, 'data-seat': String(seat) },
-      cardEl(card), el('span', { class: 'who', text: names[seat] }),
+      cardEl(card), el('span', { class: 'who', text: shortName(names[seat]) }),
       tag ? el('span', { class: 'tag', text: tag }) : null));
   });
   if (!showing.plays.length) row.append(el('p', { class: 'empty', text: 'No card played yet.' }));
@@ -149,7 +149,7 @@ function renderTable(ids, game, pos, names, opts) {
       : null)).filter(Boolean);
     const dealPts = dealScores ? dealScores[s] : pile.points;
     seats.append(el('div', { class: `seat${v.toAct === s ? ' acting' : ''}${opts.mine && opts.mine(s) ? ' mine' : ''}`, 'data-seat': String(s) },
-      el('div', { class: 'seat-head' }, el('strong', { text: names[s] }), ...badges),
+      el('div', { class: 'seat-head' }, el('strong', {}, shortName(names[s]), kindOf(names[s]) ? el('span', { class: 'kind', text: kindOf(names[s]) }) : null), ...badges),
       hand,
       prizeRows.length ? el('ul', { class: 'prizes' }, prizeRows) : el('p', { class: 'count', text: 'No prizes yet' }),
       el('p', { class: 'seat-score' },
@@ -161,6 +161,10 @@ function renderTable(ids, game, pos, names, opts) {
   renderLog($(ids.log), v, names, P);
   return v;
 }
+
+// "Seat 1 (heuristic)" is shown as "Seat 1" with "heuristic" beside it.
+const shortName = (name) => name.replace(/ \(.*\)$/, '');
+const kindOf = (name) => (/ \((.*)\)$/.exec(name) || [])[1] || '';
 
 // Words for a seat in a sentence: "You" is a person at this screen.
 const takes = (name) => (name === 'You' ? 'You take' : `${name} takes`);
@@ -186,7 +190,7 @@ function renderScores(table, game, pos, v, names) {
   const totals = totalsBefore(game, pos.deal);
   const body = el('tbody');
   for (let s = 0; s < P; s++) {
-    const tr = el('tr', {}, el('th', { text: names[s] }));
+    const tr = el('tr', {}, el('th', { text: shortName(names[s]), title: names[s] }));
     let total = totals[s];
     for (let d = 0; d < D; d++) {
       let cell = '';
@@ -224,7 +228,7 @@ function renderLog(ol, v, names, P) {
     }, 0));
     ol.prepend(el('li', { 'data-trick': String(i), value: String(i + 1) },
       el('span', { class: 'log-cards' }, t.plays.map(([, c]) => cardEl(c, { small: true, extra: c === t.high[1] ? 'hi' : c === t.low[1] ? 'lo' : '' }))),
-      el('span', { class: 'log-text', text: `${takes(names[t.high[0]])} ${P - 1}, ${takes(names[t.low[0]]).replace(/^You/, 'you')} ${cardName(t.high[1])}` }),
+      el('span', { class: 'log-text', text: `${takes(shortName(names[t.high[0]]))} ${P - 1}, ${takes(shortName(names[t.low[0]])).replace(/^You/, 'you')} ${cardName(t.high[1])}` }),
       el('span', { class: 'log-pts', text: `points: ${pts.join(' · ')}` })));
   });
   if (!v.tricks.length) ol.append(el('li', { class: 'empty', text: 'None yet.' }));
@@ -318,7 +322,7 @@ function seatNames(setup) {
   const names = [];
   for (let s = 0; s < setup.players; s++) {
     if (setup.humans.includes(s)) names.push(setup.humans.length === 1 ? 'You' : `Seat ${s} (you)`);
-    else names.push(`Seat ${s} (${setup.bot})`);
+    else names.push(`Seat ${s} (${setup.bot.replace(/^policy:/, '')})`);
   }
   return names;
 }

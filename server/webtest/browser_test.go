@@ -29,6 +29,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -155,13 +156,19 @@ type testServer struct {
 	token string
 }
 
+// newTestServer serves the API and the app (with the trained policy in
+// policies/ as the bot "policy:beat-heuristic") behind a recorder.
 func newTestServer(t *testing.T, token string) *testServer {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.AuthToken = token
 	cfg.Engine.Workers = 1
-	srv, err := server.New(cfg, nil)
+	policies, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, nil, server.WithPolicies(policies))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +360,7 @@ func noBanner(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestBrowserPlay plays a whole deal against heuristic bots by clicking, on
+// TestBrowserPlay plays a whole deal against a trained policy by clicking, on
 // a server that requires a token: the page asks for it. At every turn the
 // cards the page lets one click are exactly the legal ones; at the end the
 // scores and totals it shows are the record's. The page sends one step per
@@ -367,12 +374,22 @@ func TestBrowserPlay(t *testing.T) {
 	click(t, ctx, "#token-form button[type=submit]")
 	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
 
-	// 4 players, one deal; you at seat 0, the rest heuristic bots; no delay.
+	// The served policy is offered for the player count it was trained for
+	// (4) only.
+	botOptions := func(players string) []string {
+		do(t, ctx, chromedp.SetValue(chromedp.CSS("#players"), players),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById("players").dispatchEvent(new Event("change"))`))
+		return js[[]string](t, ctx, `[...document.querySelectorAll("#bot option:not([disabled])")].map(o => o.value)`)
+	}
+	requireEqual(t, "bots for 5 players", botOptions("5"), []string{"heuristic", "search", "random"})
+	requireEqual(t, "bots for 4 players", botOptions("4"), []string{"heuristic", "search", "random", "policy:beat-heuristic"})
+
+	// 4 players, one deal; you at seat 0, the trained policy at the others;
+	// no delay.
 	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS("#players"), "4"),
 		chromedp.SetValue(chromedp.CSS("#deals"), "1"),
-		chromedp.SetValue(chromedp.CSS("#bot"), "heuristic"),
-		chromedp.SetValue(chromedp.CSS("#pace"), "0"))
+		chromedp.SetValue(chromedp.CSS("#bot"), "policy:beat-heuristic"))
+	setPace(t, ctx, 0)
 	if got := js[[]string](t, ctx, `[...document.querySelectorAll("#seats button")].map(b => b.textContent)`); !slices.Equal(got, []string{"Seat 0: you", "Seat 1: bot", "Seat 2: bot", "Seat 3: bot"}) {
 		t.Fatalf("seat setup: %v", got)
 	}
@@ -553,7 +570,7 @@ func TestBrowserWatch(t *testing.T) {
 	ts := newTestServer(t, "")
 	sid, rec := finishGame(t, ts, map[string]any{
 		"game": map[string]any{"players": 3, "deals": 2}, "seed": 11,
-		"learner_seats": []int{0}, "opponent": "heuristic",
+		"learner_seats": []int{0}, "opponent": "search",
 	})
 	fin := rec.Finished
 	ctx := browser(t, 1280, 900)
