@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -84,10 +85,49 @@ func browser(t *testing.T, w, h int) context.Context {
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("force-device-scale-factor", "1"),
 	}
+	// Every uncaught exception and console error of the page fails the test.
+	var mu sync.Mutex
+	var jsErrors []string
+	listen := func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			msg = "uncaught: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type != runtime.ConsoleAPICalledTypeError {
+				return
+			}
+			msg = "console.error:"
+			for _, a := range e.Args {
+				if a.Description != "" {
+					msg += " " + a.Description
+				} else {
+					msg += " " + string(a.Value)
+				}
+			}
+		default:
+			return
+		}
+		mu.Lock()
+		jsErrors = append(jsErrors, msg)
+		mu.Unlock()
+	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(listen))
 	ctx, cancelT := context.WithTimeout(ctx, testTimeout)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range jsErrors {
+			t.Errorf("the page reported %s", m)
+		}
+	})
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
 		t.Fatalf("starting chromium: %v", err)
 	}
@@ -704,4 +744,97 @@ func TestBrowserPhonePlay(t *testing.T) {
 		t.Fatalf("at 390 px the page is %d px too wide", w)
 	}
 	screenshot(t, ctx, "play-phone")
+}
+
+// TestBrowserRulesAgree runs the page's own reading of records (game.js)
+// over finished games of every player count that the engine played: the
+// seat it expects to act is always the seat that played next, and its count
+// of every deal is the engine's score. The page would otherwise show a
+// trick taken by the wrong seat.
+func TestBrowserRulesAgree(t *testing.T) {
+	ts := newTestServer(t, "")
+	var games []*gameRecord
+	for players := 3; players <= 6; players++ {
+		const n = 4
+		var created struct {
+			Session string `json:"session"`
+		}
+		ts.api(t, "POST", "/v1/sessions", map[string]any{
+			"game": map[string]any{"players": players, "deals": 2}, "num_envs": n, "seed": 100 + players,
+		}, &created)
+		type tensor struct {
+			Data string `json:"data"`
+		}
+		var batch struct {
+			Mask    tensor `json:"mask"`
+			Episode tensor `json:"episode"`
+		}
+		ts.api(t, "POST", "/v1/sessions/"+created.Session+"/reset", map[string]any{}, &batch)
+		for step := 0; ; step++ {
+			if step > 1000 {
+				t.Fatal("the games did not end")
+			}
+			ep, _ := base64.StdEncoding.DecodeString(batch.Episode.Data)
+			finished := 0
+			for i := 0; i < n; i++ {
+				if ep[8*i] > 0 {
+					finished++
+				}
+			}
+			if finished == n {
+				break
+			}
+			mask, _ := base64.StdEncoding.DecodeString(batch.Mask.Data)
+			actions := make([]int, n)
+			for i := range actions {
+				row := mask[90*i : 90*i+90]
+				var legal []int
+				for a, m := range row {
+					if m == 1 {
+						legal = append(legal, a)
+					}
+				}
+				actions[i] = legal[(step*7+i*3)%len(legal)] // varied, repeatable
+			}
+			ts.api(t, "POST", "/v1/sessions/"+created.Session+"/step", map[string]any{"actions": actions}, &batch)
+		}
+		for k := 0; k < n; k++ {
+			var rec records
+			ts.api(t, "GET", fmt.Sprintf("/v1/sessions/%s/envs/%d/record", created.Session, k), nil, &rec)
+			games = append(games, rec.Finished)
+		}
+	}
+	raw, err := json.Marshal(games)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t, 800, 600)
+	do(t, ctx, chromedp.Navigate(ts.url+"/"))
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`import("/game.js").then((g) => {
+		const out = [];
+		const games = `+string(raw)+`;
+		games.forEach((rec, i) => {
+			const P = rec.game.players;
+			g.asGameRecord(rec);
+			rec.deals.forEach((d, k) => {
+				for (let n = 0; n < d.plays.length; n++) {
+					const v = g.dealView(P, d, n);
+					if (v.toAct !== d.plays[n][0]) out.push("game " + i + " deal " + k + " play " + n + ": the page expects seat " + v.toAct + ", seat " + d.plays[n][0] + " played");
+				}
+				const m = g.checkDeal(P, d, k);
+				if (m) out.push("game " + i + ": " + m);
+			});
+			const totals = g.totalsBefore(rec, rec.deals.length);
+			if (totals.join() !== rec.totals.join()) out.push("game " + i + ": totals " + totals + " vs " + rec.totals);
+		});
+		return out;
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) > 0 {
+		t.Fatalf("the page reads records differently from the engine:\n%s", strings.Join(problems, "\n"))
+	}
+	t.Logf("%d games of 3-6 players agree", len(games))
 }
