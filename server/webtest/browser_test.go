@@ -303,12 +303,14 @@ func legal(g *gameRecord, seat int) []int {
 	return hand
 }
 
-// lastPlay is the last card seat played in the record's last deal.
+// lastPlay is the last card seat played in the record.
 func lastPlay(g *gameRecord, seat int) int {
-	d := g.Deals[len(g.Deals)-1]
-	for i := len(d.Plays) - 1; i >= 0; i-- {
-		if d.Plays[i][0] == seat {
-			return d.Plays[i][1]
+	for k := len(g.Deals) - 1; k >= 0; k-- {
+		d := g.Deals[k]
+		for i := len(d.Plays) - 1; i >= 0; i-- {
+			if d.Plays[i][0] == seat {
+				return d.Plays[i][1]
+			}
 		}
 	}
 	return -1
@@ -400,7 +402,7 @@ func noBanner(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestBrowserPlay plays a whole deal against a trained policy by clicking, on
+// TestBrowserPlay plays a game of two deals against a trained policy by clicking, on
 // a server that requires a token: the page asks for it. At every turn the
 // cards the page lets one click are exactly the legal ones; at the end the
 // scores and totals it shows are the record's. The page sends one step per
@@ -427,7 +429,7 @@ func TestBrowserPlay(t *testing.T) {
 	// 4 players, one deal; you at seat 0, the trained policy at the others;
 	// no delay.
 	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS("#deals"), "1"),
+		chromedp.SetValue(chromedp.CSS("#deals"), "2"),
 		chromedp.SetValue(chromedp.CSS("#bot"), "policy:beat-heuristic"))
 	setPace(t, ctx, 0)
 	if got := js[[]string](t, ctx, `[...document.querySelectorAll("#seats button")].map(b => b.textContent)`); !slices.Equal(got, []string{"Seat 0: you", "Seat 1: bot", "Seat 2: bot", "Seat 3: bot"}) {
@@ -441,10 +443,11 @@ func TestBrowserPlay(t *testing.T) {
 	prev := -1 // the card the page was last told to play
 	shot := false
 	for move := 0; ; move++ {
-		if move > 15 {
-			t.Fatal("more than 15 moves in a deal of 15 tricks")
+		if move > 30 {
+			t.Fatal("more than 30 moves in two deals of 15 tricks")
 		}
-		waitFor(t, ctx, fmt.Sprintf(`(document.body.dataset.state === "your-turn" && document.querySelectorAll("#hand button.card").length === %d) || ["game-over", "error"].includes(document.body.dataset.state)`, 15-move))
+		inHand := 15 - move%15
+		waitFor(t, ctx, fmt.Sprintf(`(document.body.dataset.state === "your-turn" && document.querySelectorAll("#hand button.card").length === %d) || ["game-over", "error"].includes(document.body.dataset.state)`, inHand))
 		noBanner(t, ctx)
 		sid = js[string](t, ctx, `document.body.dataset.session`)
 		ts.api(t, "GET", "/v1/sessions/"+sid+"/envs/0/record", nil, &rec)
@@ -459,8 +462,8 @@ func TestBrowserPlay(t *testing.T) {
 			}
 		}
 		if over {
-			if move != 15 {
-				t.Fatalf("game over after %d moves, want 15", move)
+			if move != 30 {
+				t.Fatalf("game over after %d moves, want 30", move)
 			}
 			break
 		}
@@ -471,11 +474,11 @@ func TestBrowserPlay(t *testing.T) {
 		slices.Sort(enabled)
 		requireEqual(t, fmt.Sprintf("move %d: playable cards", move), enabled, want)
 		all := ints(t, ctx, `[...document.querySelectorAll("#hand button.card")].map(b => Number(b.dataset.card))`)
-		if len(all) != 15-move {
-			t.Fatalf("move %d: %d cards in hand, want %d", move, len(all), 15-move)
+		if len(all) != inHand {
+			t.Fatalf("move %d: %d cards in hand, want %d", move, len(all), inHand)
 		}
 		// The trick on the table is the record's trick in progress.
-		d := rec.Current.Deals[0]
+		d := rec.Current.Deals[len(rec.Current.Deals)-1]
 		inTrick := d.Plays[len(d.Plays)-len(d.Plays)%4:]
 		var wantTrick []int
 		for _, p := range inTrick {
@@ -515,17 +518,17 @@ func TestBrowserPlay(t *testing.T) {
 			}
 			click(t, ctx, fmt.Sprintf(`#hand button.card[data-card="%d"]`, card))
 		}
-		waitFor(t, ctx, fmt.Sprintf(`document.body.dataset.state !== "your-turn" || document.querySelectorAll("#hand button.card").length !== %d`, 15-move))
+		waitFor(t, ctx, fmt.Sprintf(`document.body.dataset.state !== "your-turn" || document.querySelectorAll("#hand button.card").length !== %d`, inHand))
 		prev = card
 	}
 
 	fin := rec.Finished
-	if fin == nil || len(fin.Deals) != 1 || !fin.Deals[0].Done {
-		t.Fatalf("no finished deal in the record: %+v", rec)
+	if fin == nil || len(fin.Deals) != 2 || !fin.Deals[1].Done {
+		t.Fatalf("no finished game of two deals in the record: %+v", rec)
 	}
 	// Every card seat 0 played was clicked (or chosen by keyboard) on the page.
-	if n := ts.rec.count("POST /v1/sessions/{id}/step"); n != 15+1 { // 15 clicks and the one retried 409
-		t.Fatalf("the page sent %d steps for 15 clicks (one retried after a 409)", n)
+	if n := ts.rec.count("POST /v1/sessions/{id}/step"); n != 30+1 { // 30 clicks and the one retried 409
+		t.Fatalf("the page sent %d steps for 30 clicks (one retried after a 409)", n)
 	}
 	if ts.rec.busySent.Load() != 1 {
 		t.Fatal("the 409 was never sent")
@@ -533,10 +536,11 @@ func TestBrowserPlay(t *testing.T) {
 	if m := ts.rec.maxFlight.Load(); m != 1 {
 		t.Fatalf("the page had %d requests in flight at once", m)
 	}
-	requireEqual(t, "deal scores", shown(t, ctx, `#play-scores td[data-deal="0"]`), fin.Deals[0].Scores)
+	requireEqual(t, "deal 1 scores", shown(t, ctx, `#play-scores td[data-deal="0"]`), fin.Deals[0].Scores)
+	requireEqual(t, "deal 2 scores", shown(t, ctx, `#play-scores td[data-deal="1"]`), fin.Deals[1].Scores)
 	requireEqual(t, "game totals", shown(t, ctx, `#play-scores td[data-total]`), fin.Totals)
 	requireEqual(t, "seat panels' game points", shown(t, ctx, `#play-seats [data-game-points]`), fin.Totals)
-	requireEqual(t, "seat panels' deal points", shown(t, ctx, `#play-seats [data-deal-points]`), fin.Deals[0].Scores)
+	requireEqual(t, "seat panels' deal points", shown(t, ctx, `#play-seats [data-deal-points]`), fin.Deals[1].Scores)
 	if text := js[string](t, ctx, `document.getElementById("game-over-text").textContent`); !strings.Contains(text, fmt.Sprint(fin.Totals[0])) {
 		t.Fatalf("game over text %q lacks your total %d", text, fin.Totals[0])
 	}
@@ -551,7 +555,7 @@ func TestBrowserPlay(t *testing.T) {
 		t.Fatalf("the replay shows %d cards face up at the start, want 60", n)
 	}
 	click(t, ctx, "#w-last")
-	waitFor(t, ctx, `document.getElementById("watch").dataset.pos === "0:60"`)
+	waitFor(t, ctx, `document.getElementById("watch").dataset.pos === "1:60"`)
 	requireEqual(t, "replay totals", shown(t, ctx, `#watch-scores td[data-total]`), fin.Totals)
 
 	// A new game keeps the seats and the session: one reset, no new session.
