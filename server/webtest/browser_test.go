@@ -412,7 +412,11 @@ func TestBrowserPlay(t *testing.T) {
 	ctx := browser(t, 1280, 900)
 	do(t, ctx, chromedp.Navigate(ts.url+"/"))
 	waitFor(t, ctx, `document.body.dataset.state === "token"`)
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), ts.token))
+	// A wrong token is refused, and the page asks again.
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), "wrong"))
+	click(t, ctx, "#token-form button[type=submit]")
+	waitFor(t, ctx, `document.body.dataset.state === "token" && document.getElementById("banner").textContent.includes("refused")`)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("token").value = ""`), chromedp.SendKeys(chromedp.CSS("#token"), ts.token))
 	click(t, ctx, "#token-form button[type=submit]")
 	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
 
