@@ -348,6 +348,7 @@ async function newGame() {
   if (!setup.humans.length) return;
   const gen = ++st.gen;
   st.skip = false;
+  $('skip').hidden = true;
   st.mismatch = null;
   showError('');
   setState('loading');
