@@ -143,7 +143,7 @@ function renderTable(ids, game, pos, names, opts) {
     const pile = v.piles[s];
     const prizeRows = pile.byColour.map((cards, c) => (cards.length
       ? el('li', { class: `prize c${c}` },
-        el('span', { class: 'pc', text: `${COLOURS[c].symbol} ${COLOURS[c].name}` }),
+        el('span', { class: 'pc', title: COLOURS[c].name }, `${COLOURS[c].symbol} `, el('span', { class: 'cn', text: COLOURS[c].name })),
         el('span', { class: 'pv', text: cards.map(valueOf).join(' ') }),
         el('span', { class: 'ps', text: `${pile.scores[c]}`, title: cards.length >= 3 ? '3 or more cards: 1 point each' : 'face values' }))
       : null)).filter(Boolean);
