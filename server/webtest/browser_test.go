@@ -198,12 +198,15 @@ type testServer struct {
 
 // newTestServer serves the API and the app (with the trained policy in
 // policies/ as the bot "policy:beat-heuristic") behind a recorder.
-func newTestServer(t *testing.T, token string) *testServer {
+func newTestServer(t *testing.T, token string, mutate ...func(*server.Config)) *testServer {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.AuthToken = token
 	cfg.Engine.Workers = 1
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	policies, err := policy.LoadFS(os.DirFS("../../policies"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +220,17 @@ func newTestServer(t *testing.T, token string) *testServer {
 	hs := httptest.NewServer(rec)
 	t.Cleanup(hs.Close)
 	return &testServer{srv: srv, rec: rec, url: hs.URL, token: token}
+}
+
+// metrics is the server's /metrics text, read in-process.
+func (s *testServer) metrics() string {
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	w := httptest.NewRecorder()
+	s.srv.Handler().ServeHTTP(w, req)
+	return w.Body.String()
 }
 
 // api calls the server in-process, around the page's recorder.
@@ -734,14 +748,22 @@ func TestBrowserPhonePlay(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#bot"), "random"),
 		chromedp.SetValue(chromedp.CSS("#pace"), "100"))
 	click(t, ctx, "#new-game")
-	for move := 0; move < 4; move++ {
+	for move := 0; move < 6; move++ {
 		waitFor(t, ctx, `document.body.dataset.state === "your-turn"`)
 		noBanner(t, ctx)
 		seat := js[int](t, ctx, `Number(document.querySelector("#play-seats .seat.acting").dataset.seat)`)
 		if seat != 0 && seat != 2 {
 			t.Fatalf("your turn, but seat %d acts", seat)
 		}
-		if move == 3 {
+		// The hand shown is the acting person's, its legal cards enabled.
+		var rec records
+		ts.api(t, "GET", "/v1/sessions/"+js[string](t, ctx, `document.body.dataset.session`)+"/envs/0/record", nil, &rec)
+		want := legal(rec.Current, seat)
+		enabled := ints(t, ctx, `[...document.querySelectorAll("#hand button.card:not([disabled])")].map(b => Number(b.dataset.card))`)
+		slices.Sort(want)
+		slices.Sort(enabled)
+		requireEqual(t, fmt.Sprintf("move %d: seat %d's playable cards", move, seat), enabled, want)
+		if move == 5 {
 			break
 		}
 		before := js[int](t, ctx, `document.querySelectorAll("#play-log li[data-trick]").length * 100 + document.querySelectorAll("#play-trick .card").length`)
@@ -845,4 +867,41 @@ func TestBrowserRulesAgree(t *testing.T) {
 		t.Fatalf("the page reads records differently from the engine:\n%s", strings.Join(problems, "\n"))
 	}
 	t.Logf("%d games of 3-6 players agree", len(games))
+}
+
+// TestBrowserSessionExpired: a game left idle past the session TTL says so
+// when the next card is clicked, and New game starts over in a new session.
+func TestBrowserSessionExpired(t *testing.T) {
+	ts := newTestServer(t, "", func(c *server.Config) {
+		c.Limits.SessionTTL = 5 * time.Second
+		c.Limits.SweepInterval = 50 * time.Millisecond
+	})
+	ctx := browser(t, 1000, 800)
+	do(t, ctx, chromedp.Navigate(ts.url+"/"))
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	do(t, ctx,
+		chromedp.SetValue(chromedp.CSS("#players"), "3"),
+		chromedp.SetValue(chromedp.CSS("#deals"), "1"),
+		chromedp.SetValue(chromedp.CSS("#bot"), "random"),
+		chromedp.SetValue(chromedp.CSS("#pace"), "0"))
+	click(t, ctx, "#new-game")
+	waitFor(t, ctx, `document.body.dataset.state === "your-turn"`)
+	sid := js[string](t, ctx, `document.body.dataset.session`)
+	// Polls the server's metrics (a request on the session would keep it
+	// alive) for as long as the TTL and the sweeper take.
+	deadline := time.Now().Add(waitTimeout)
+	for !strings.Contains(ts.metrics(), "\ndgserver_sessions_expired_total 1\n") {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session never expired")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	click(t, ctx, `#hand button.card:not([disabled])`)
+	waitFor(t, ctx, `document.body.dataset.state === "error" && document.getElementById("banner").textContent.includes("expired")`)
+	click(t, ctx, "#setup-box summary")
+	click(t, ctx, "#new-game")
+	waitFor(t, ctx, `document.body.dataset.state === "your-turn" && document.getElementById("banner").hidden`)
+	if js[string](t, ctx, `document.body.dataset.session`) == sid {
+		t.Fatal("New game after the expiry kept the expired session")
+	}
 }
