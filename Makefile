@@ -4,7 +4,7 @@ PYTHON  ?= python3
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build run test test-go test-python bench fuzz lint fmt golden clean
+.PHONY: all build run test test-go test-python bench fuzz lint fmt golden clean chromium
 
 all: build
 
@@ -19,8 +19,20 @@ run: build
 # Every test: Go (vet + race) and the Python package against the real server.
 test: lint test-go test-python
 
-test-go:
+test-go: chromium
 	$(GO) test -race -count=1 $(PKGS)
+
+# The browser tests (server/webtest) drive headless Chromium: install Debian's
+# package "chromium" when it is missing. Without apt-get they skip, loudly.
+chromium:
+	@if [ -n "$$DGENV_CHROMIUM" ] || command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium (Debian package chromium) for the browser tests"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; \
+	else \
+		echo "!!! no chromium and no apt-get: the browser tests (server/webtest) will be SKIPPED !!!"; \
+	fi
 
 test-python: build
 	@if [ -f python/pyproject.toml ]; then $(MAKE) -C python test PYTHON=$(PYTHON); else echo "python/: no package yet"; fi

@@ -32,6 +32,7 @@ type Config struct {
 	Shutdown ShutdownConfig `mapstructure:"shutdown"`
 	Engine   EngineConfig   `mapstructure:"engine"`
 	Policies PoliciesConfig `mapstructure:"policies"`
+	Web      WebConfig      `mapstructure:"web"`
 }
 
 // PoliciesConfig says where trained policies are loaded from at start-up.
@@ -106,6 +107,7 @@ func DefaultConfig() Config {
 		},
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
 		Policies: PoliciesConfig{MaxActRows: 8192},
+		Web:      WebConfig{Enabled: true},
 	}
 }
 

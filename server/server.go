@@ -97,6 +97,7 @@ func (s *Server) routes() http.Handler {
 	api.GET("/v1/sessions/:id/envs/:k/record", s.record)
 	api.GET("/v1/policies", s.listPolicies)
 	api.POST("/v1/policies/:name/act", s.act)
+	s.mountWeb(r) // the browser app at "/" (web.go), unless web.enabled is false
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, formatOf(c.Request), Errorf(CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

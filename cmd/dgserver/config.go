@@ -28,9 +28,10 @@ func loadConfig(args, environ []string) (server.Config, error) {
 	addr := fs.String("addr", "", "host:port to listen on (port 0 picks a free one); overrides addr")
 	file := fs.String("config", "", "YAML configuration file (keys as in configs/default.yaml)")
 	policies := fs.String("policies", "", "directory of trained policies (<name>.onnx) served as \"policy:<name>\"; overrides policies.dir")
+	web := fs.Bool("web", true, "serve the browser app at / (--web=false turns it off); overrides web.enabled")
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			return cfg, fmt.Errorf("%w\nusage: dgserver [--config file.yaml] [--addr host:port] [--policies dir]\n%s", err, fs.FlagUsages())
+			return cfg, fmt.Errorf("%w\nusage: dgserver [--config file.yaml] [--addr host:port] [--policies dir] [--web=false]\n%s", err, fs.FlagUsages())
 		}
 		return cfg, err
 	}
@@ -74,6 +75,9 @@ func loadConfig(args, environ []string) (server.Config, error) {
 	}
 	if fs.Changed("policies") {
 		v.Set("policies.dir", *policies)
+	}
+	if fs.Changed("web") {
+		v.Set("web.enabled", *web)
 	}
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)

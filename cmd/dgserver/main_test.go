@@ -261,3 +261,18 @@ func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
 		require.Contains(t, ps, "parity")
 	})
 }
+
+func TestWebSwitch(t *testing.T) {
+	cfg, err := loadConfig(nil, nil)
+	require.NoError(t, err)
+	assert.True(t, cfg.Web.Enabled, "the browser app is on by default")
+	cfg, err = loadConfig([]string{"--web=false"}, nil)
+	require.NoError(t, err)
+	assert.False(t, cfg.Web.Enabled)
+	cfg, err = loadConfig(nil, []string{"DGSERVER_WEB_ENABLED=false"})
+	require.NoError(t, err)
+	assert.False(t, cfg.Web.Enabled)
+	cfg, err = loadConfig([]string{"--config", writeFile(t, "web:\n  enabled: false\n"), "--web"}, nil)
+	require.NoError(t, err)
+	assert.True(t, cfg.Web.Enabled, "the flag overrides the file")
+}

@@ -1,0 +1,779 @@
+// The dgserver browser app: play David & Goliath against the bots, and
+// watch finished games. Plain JavaScript modules with no build step (see
+// docs/web.md). Everything goes through the public API (api.js), through a
+// session like any other client's: the human seats are the session's
+// learner seats, the bots its opponent, num_envs 1.
+
+import { Api, ApiError } from './api.js';
+import {
+  COLOURS, colourOf, valueOf, cardName, dealView, checkDeal, asGameRecord, tensor,
+  lastPosition, nextPosition, prevPosition, beforePosition, positionIndex, positionAt,
+  positionCount, totalsBefore,
+} from './game.js';
+
+const $ = (id) => document.getElementById(id);
+const api = new Api();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// The bots every server has (env.BotNames); trained policies come from
+// GET /v1/policies.
+const BUILTIN_BOTS = [
+  { bot: 'heuristic', label: 'heuristic (rules of thumb)' },
+  { bot: 'search', label: 'search (looks ahead)' },
+  { bot: 'random', label: 'random' },
+];
+
+const SETUP_KEY = 'dgenv-setup';
+
+const st = {
+  policies: [], // GET /v1/policies
+  humans: new Set([0]), // seats the person plays
+  session: null, // { id, setup }
+  batch: null, // the last reset/step answer, decoded
+  game: null, // the game record the table follows
+  pos: null, // the position shown: { deal, n }
+  gen: 0, // bumped to stop a running animation
+  skip: false, // "Show now": finish the running animation at once
+  mismatch: null,
+  watch: null, // { game, pos, names }
+};
+
+// ---------- small DOM helpers ----------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('data-')) e.setAttribute(k, v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+function setState(s) {
+  document.body.dataset.state = s;
+}
+
+function showError(msg) {
+  const b = $('banner');
+  b.textContent = msg;
+  b.hidden = !msg;
+}
+
+function errorText(e) {
+  if (e instanceof ApiError) return `${e.message} (${e.status ? `HTTP ${e.status}, ` : ''}${e.code})`;
+  return String(e && e.message ? e.message : e);
+}
+
+// cardEl draws a card: its value, its colour's shape and name.
+function cardEl(card, opts = {}) {
+  const c = colourOf(card);
+  const tag = opts.button ? 'button' : 'span';
+  const attrs = {
+    class: `card c${c}${opts.small ? ' small' : ''}${opts.extra ? ` ${opts.extra}` : ''}`,
+    'data-card': String(card),
+    title: cardName(card),
+  };
+  if (opts.button) {
+    attrs.type = 'button';
+    attrs['aria-label'] = cardName(card) + (opts.disabled ? ' (cannot be played)' : '');
+    attrs.disabled = !!opts.disabled;
+  } else {
+    attrs['aria-label'] = cardName(card);
+    attrs.role = 'img';
+  }
+  return el(tag, attrs,
+    el('span', { class: 'v', text: String(valueOf(card)) }),
+    el('span', { class: 's', text: COLOURS[c].symbol, 'aria-hidden': 'true' }),
+    el('span', { class: 'n', text: COLOURS[c].name, 'aria-hidden': 'true' }));
+}
+
+// ---------- rendering shared by Play and Watch ----------
+
+// renderTable draws the game at pos into the trick area, the seat panels,
+// the score table and the trick log.
+function renderTable(ids, game, pos, names, opts) {
+  const P = game.game.players;
+  const deal = game.deals[pos.deal];
+  const v = dealView(P, deal, pos.n);
+  const before = totalsBefore(game, pos.deal);
+  const dealScores = v.over && deal.scores ? deal.scores : null;
+
+  // The trick: the one forming, or the last one taken with its outcome.
+  const trick = $(ids.trick);
+  trick.replaceChildren();
+  const showing = v.current.length || !v.lastTrick ? { plays: v.current, done: null } : { plays: v.lastTrick.plays, done: v.lastTrick };
+  const head = v.current.length
+    ? `Trick ${v.tricks.length + 1}: ${names[v.current[0][0]]} led ${COLOURS[colourOf(v.current[0][1])].name}`
+    : showing.done
+      ? `Trick ${v.tricks.length} taken`
+      : `Trick 1: ${names[v.leader]} leads`;
+  trick.append(el('h2', { text: head }));
+  const row = el('div', { class: 'trick-cards' });
+  showing.plays.forEach(([seat, card], i) => {
+    let tag = '';
+    if (showing.done) {
+      if (showing.done.high[1] === card) tag = 'highest';
+      else if (showing.done.low[1] === card) tag = 'lowest';
+    }
+    row.append(el('div', { class: `played${tag ? ` ${tag}` : ''}`, 'data-seat': String(seat) },
+      cardEl(card), el('span', { class: 'who', text: shortName(names[seat]) }),
+      tag ? el('span', { class: 'tag', text: tag }) : null));
+  });
+  if (!showing.plays.length) row.append(el('p', { class: 'empty', text: 'No card played yet.' }));
+  trick.append(row);
+  if (showing.done) trick.append(el('p', { class: 'outcome', text: outcomeText(showing.done, names, P) }));
+
+  // The seats.
+  const seats = $(ids.seats);
+  seats.replaceChildren();
+  for (let s = 0; s < P; s++) {
+    const badges = [];
+    if (deal.dealer === s) badges.push(el('span', { class: 'badge dealer', text: 'dealer' }));
+    if (!v.over && v.leader === s) badges.push(el('span', { class: 'badge leader', text: 'leads' }));
+    if (!v.over && v.toAct === s) badges.push(el('span', { class: 'badge turn', text: 'to play' }));
+    const handCards = v.hands[s];
+    const hand = opts.faceUp(s)
+      ? el('div', { class: 'mini-hand' }, handCards.map((c) => cardEl(c, { small: true })))
+      : el('p', { class: 'count', text: `${handCards.length} card${handCards.length === 1 ? '' : 's'} in hand` });
+    const pile = v.piles[s];
+    const prizeRows = pile.byColour.map((cards, c) => (cards.length
+      ? el('li', { class: `prize c${c}` },
+        el('span', { class: 'pc', title: COLOURS[c].name }, `${COLOURS[c].symbol} `, el('span', { class: 'cn', text: COLOURS[c].name })),
+        el('span', { class: 'pv', text: cards.map(valueOf).join(' ') }),
+        el('span', { class: 'ps', text: `${pile.scores[c]}`, title: cards.length >= 3 ? '3 or more cards: 1 point each' : 'face values' }))
+      : null)).filter(Boolean);
+    const dealPts = dealScores ? dealScores[s] : pile.points;
+    seats.append(el('div', { class: `seat${v.toAct === s ? ' acting' : ''}${opts.mine && opts.mine(s) ? ' mine' : ''}`, 'data-seat': String(s) },
+      el('div', { class: 'seat-head' }, el('strong', {}, shortName(names[s]), kindOf(names[s]) ? el('span', { class: 'kind', text: kindOf(names[s]) }) : null), ...badges),
+      hand,
+      prizeRows.length ? el('ul', { class: 'prizes' }, prizeRows) : el('p', { class: 'count', text: 'No prizes yet' }),
+      el('p', { class: 'seat-score' },
+        el('span', {}, 'Deal ', el('b', { 'data-deal-points': String(s), text: String(dealPts) })),
+        el('span', {}, 'Game ', el('b', { 'data-game-points': String(s), text: String(before[s] + (dealScores ? dealScores[s] : 0)) })))));
+  }
+
+  renderScores($(ids.scores), game, pos, v, names);
+  renderLog($(ids.log), v, names, P);
+  return v;
+}
+
+// "Seat 1 (heuristic)" is shown as "Seat 1" with "heuristic" beside it.
+const shortName = (name) => name.replace(/ \(.*\)$/, '');
+const kindOf = (name) => (/ \((.*)\)$/.exec(name) || [])[1] || '';
+
+// Words for a seat in a sentence: "You" is a person at this screen.
+const takes = (name) => (name === 'You' ? 'You take' : `${name} takes`);
+const whose = (name) => (name === 'You' ? 'your' : `${name}'s`);
+
+function outcomeText(t, names, P) {
+  const [hs, hc] = t.high;
+  const [ls, lc] = t.low;
+  return `Highest: ${whose(names[hs])} ${cardName(hc)}, so ${takes(names[hs]).replace(/^You/, 'you')} the other ${P - 1} cards and lead${names[hs] === 'You' ? '' : 's'} next. ` +
+    `Lowest: ${whose(names[ls])} ${cardName(lc)}, so ${takes(names[ls]).replace(/^You/, 'you')} the ${cardName(hc)}.`;
+}
+
+// renderScores: deal columns (the server's scores; the deal in progress in
+// parentheses, as the page counts it so far) and the game totals.
+function renderScores(table, game, pos, v, names) {
+  const P = game.game.players;
+  const D = game.game.deals;
+  table.replaceChildren();
+  const head = el('tr', {}, el('th', { text: '' }));
+  for (let d = 0; d < D; d++) head.append(el('th', { text: `D${d + 1}`, title: `deal ${d + 1}` }));
+  head.append(el('th', { text: 'Total' }));
+  table.append(el('thead', {}, head));
+  const totals = totalsBefore(game, pos.deal);
+  const body = el('tbody');
+  for (let s = 0; s < P; s++) {
+    const tr = el('tr', {}, el('th', { text: shortName(names[s]), title: names[s] }));
+    let total = totals[s];
+    for (let d = 0; d < D; d++) {
+      let cell = '';
+      let cls = '';
+      const deal = game.deals[d];
+      if (d < pos.deal && deal.scores) cell = String(deal.scores[s]);
+      else if (d === pos.deal) {
+        if (v.over && deal.scores) {
+          cell = String(deal.scores[s]);
+          total += deal.scores[s];
+        } else {
+          cell = `(${v.piles[s].points})`;
+          cls = 'live';
+        }
+      }
+      tr.append(el('td', { class: cls, 'data-deal': String(d), 'data-seat': String(s), text: cell }));
+    }
+    tr.append(el('td', { class: 'total', 'data-total': String(s), text: String(total) }));
+    body.append(tr);
+  }
+  table.append(body);
+}
+
+// renderLog lists the tricks of the deal so far: cards, who took what, and
+// every seat's points after the trick.
+function renderLog(ol, v, names, P) {
+  ol.replaceChildren();
+  const taken = Array.from({ length: P }, () => []);
+  v.tricks.forEach((t, i) => {
+    taken[t.low[0]].push(t.high[1]);
+    for (const [, c] of t.plays) if (c !== t.high[1]) taken[t.high[0]].push(c);
+    const pts = taken.map((cards) => COLOURS.reduce((sum, _, col) => {
+      const cs = cards.filter((x) => colourOf(x) === col);
+      return sum + (cs.length >= 3 ? cs.length : cs.reduce((a, x) => a + valueOf(x), 0));
+    }, 0));
+    ol.prepend(el('li', { 'data-trick': String(i), value: String(i + 1) },
+      el('span', { class: 'log-cards' }, t.plays.map(([, c]) => cardEl(c, { small: true, extra: c === t.high[1] ? 'hi' : c === t.low[1] ? 'lo' : '' }))),
+      el('span', { class: 'log-text', text: `${takes(shortName(names[t.high[0]]))} ${P - 1}, ${takes(shortName(names[t.low[0]])).replace(/^You/, 'you')} ${cardName(t.high[1])}` }),
+      el('span', { class: 'log-pts', text: `points: ${pts.join(' · ')}` })));
+  });
+  if (!v.tricks.length) ol.append(el('li', { class: 'empty', text: 'None yet.' }));
+}
+
+// ---------- Play ----------
+
+function readSetup() {
+  const players = Number($('players').value);
+  const humans = [...st.humans].filter((s) => s < players).sort((a, b) => a - b);
+  return { players, deals: Number($('deals').value), humans, bot: $('bot').value };
+}
+
+const sameSetup = (a, b) => a && b && a.players === b.players && a.deals === b.deals && a.bot === b.bot &&
+  a.humans.join() === b.humans.join();
+
+function saveSetup() {
+  const s = readSetup();
+  localStorage.setItem(SETUP_KEY, JSON.stringify({ ...s, pace: Number($('pace').value) }));
+}
+
+function loadSetup() {
+  let s = {};
+  try {
+    s = JSON.parse(localStorage.getItem(SETUP_KEY) || '{}') || {};
+  } catch {
+    s = {};
+  }
+  const players = [3, 4, 5, 6].includes(s.players) ? s.players : 4;
+  $('players').value = String(players);
+  fillDeals(players, s.deals);
+  if (Array.isArray(s.humans)) st.humans = new Set(s.humans.filter((x) => Number.isInteger(x) && x >= 0 && x < 6));
+  if (Number.isInteger(s.pace) && s.pace >= 0 && s.pace <= 2000) $('pace').value = String(s.pace);
+  st.savedBot = s.bot;
+}
+
+function fillDeals(players, want) {
+  const sel = $('deals');
+  sel.replaceChildren();
+  for (let d = 1; d <= 12; d++) sel.append(el('option', { value: String(d), text: d === players ? `${d} (one each)` : String(d) }));
+  sel.value = String(Number.isInteger(want) && want >= 1 && want <= 12 ? want : players);
+}
+
+function fillBots() {
+  const players = Number($('players').value);
+  const sel = $('bot');
+  const keep = sel.value || st.savedBot;
+  sel.replaceChildren();
+  for (const b of BUILTIN_BOTS) sel.append(el('option', { value: b.bot, text: b.label }));
+  for (const p of st.policies) {
+    const ok = p.game.players === players;
+    sel.append(el('option', { value: p.bot, disabled: !ok, text: `${p.bot}${ok ? '' : ` (trained for ${p.game.players} players)`}` }));
+  }
+  const opt = [...sel.options].find((o) => o.value === keep && !o.disabled);
+  sel.value = opt ? keep : 'heuristic';
+  summarise();
+}
+
+function fillSeats() {
+  const players = Number($('players').value);
+  const box = $('seats');
+  box.querySelectorAll('button').forEach((b) => b.remove());
+  for (let s = 0; s < players; s++) {
+    const human = st.humans.has(s);
+    box.append(el('button', {
+      type: 'button', class: `seat-toggle${human ? ' human' : ''}`, 'data-seat': String(s), 'aria-pressed': human ? 'true' : 'false',
+      text: `Seat ${s}: ${human ? 'you' : 'bot'}`,
+      onclick: () => {
+        if (st.humans.has(s)) st.humans.delete(s);
+        else st.humans.add(s);
+        fillSeats();
+        saveSetup();
+      },
+    }));
+  }
+  const n = readSetup().humans.length;
+  $('setup-note').textContent = n === 0
+    ? 'Choose at least one seat to play.'
+    : n > 1 ? `${n} people take turns at this screen; each sees their hand when it is their turn.` : '';
+  $('new-game').disabled = n === 0;
+  summarise();
+}
+
+function summarise() {
+  const s = readSetup();
+  const you = s.humans.length === 1 ? `you: seat ${s.humans[0]}` : `people: seats ${s.humans.join(', ')}`;
+  $('setup-summary').textContent = `${s.players} players · ${s.deals} deal${s.deals === 1 ? '' : 's'} · ${you} · bots: ${s.bot} (open to change, then New game)`;
+}
+
+function seatNames(setup) {
+  const names = [];
+  for (let s = 0; s < setup.players; s++) {
+    if (setup.humans.includes(s)) names.push(setup.humans.length === 1 ? 'You' : `Seat ${s} (you)`);
+    else names.push(`Seat ${s} (${setup.bot.replace(/^policy:/, '')})`);
+  }
+  return names;
+}
+
+function paceMs() {
+  return Number($('pace').value);
+}
+
+function decodeBatch(b) {
+  return {
+    mask: tensor(b.mask),
+    player: tensor(b.player)[0],
+    done: tensor(b.done)[0],
+    scores: tensor(b.scores),
+    episode: tensor(b.episode)[0],
+  };
+}
+
+const sessionPath = (rest = '') => `/v1/sessions/${st.session.id}${rest}`;
+
+async function newGame() {
+  const setup = readSetup();
+  if (!setup.humans.length) return;
+  const gen = ++st.gen;
+  st.skip = false;
+  $('skip').hidden = true;
+  st.mismatch = null;
+  showError('');
+  setState('loading');
+  $('new-game').disabled = true;
+  $('again').disabled = true;
+  try {
+    let batch;
+    if (st.session && sameSetup(st.session.setup, setup)) {
+      batch = await api.post(sessionPath('/reset'), {});
+    } else {
+      if (st.session) {
+        const old = sessionPath();
+        st.session = null;
+        await api.del(old).catch(() => {}); // gone already (expired) is fine
+      }
+      const body = { game: { players: setup.players, deals: setup.deals }, num_envs: 1, learner_seats: setup.humans, reward: 'points' };
+      if (setup.humans.length < setup.players) body.opponent = setup.bot;
+      const ans = await api.post('/v1/sessions', body);
+      st.session = { id: ans.session, setup };
+      batch = await api.post(sessionPath('/reset'), {});
+    }
+    if (gen !== st.gen) return;
+    st.names = seatNames(setup);
+    st.batch = decodeBatch(batch);
+    st.game = null;
+    st.pos = { deal: 0, n: 0 };
+    $('play-area').hidden = false;
+    $('game-over').hidden = true;
+    $('setup-box').open = false;
+    if (document.activeElement && document.activeElement.closest('#setup-box')) document.activeElement.blur();
+    $('play-session').textContent = `Session ${st.session.id} (env 0). Open it in Watch to replay a finished game.`;
+    document.body.dataset.session = st.session.id;
+    await follow(gen);
+  } catch (e) {
+    failed(e, gen);
+  } finally {
+    if (gen === st.gen) {
+      $('new-game').disabled = readSetup().humans.length === 0;
+      $('again').disabled = false;
+    }
+  }
+}
+
+function failed(e, gen) {
+  if (gen !== st.gen) return;
+  if (e instanceof ApiError && e.status === 401) {
+    askToken();
+    return;
+  }
+  if (e instanceof ApiError && e.status === 404 && st.session) {
+    st.session = null; // expired while the page was idle: the next New game makes another
+    showError('This game\'s session has expired on the server (sessions idle for a while are deleted). Press New game.');
+  } else {
+    showError(errorText(e));
+  }
+  setState('error');
+}
+
+// follow reads the session's record and moves the table to its end, one
+// play at a time at the chosen pace.
+async function follow(gen) {
+  const rec = await api.get(sessionPath('/envs/0/record'));
+  if (gen !== st.gen) return;
+  // A step that ends the game already starts the next one (auto-reset): the
+  // game we were following is then the finished one.
+  st.game = st.batch.done ? rec.finished : rec.current;
+  await animate(gen);
+}
+
+async function animate(gen) {
+  const game = st.game;
+  const target = lastPosition(game);
+  setState('animating');
+  renderPlay();
+  $('skip').hidden = false;
+  const P = game.game.players;
+  while (beforePosition(st.pos, target)) {
+    const next = nextPosition(game, st.pos);
+    let wait = paceMs();
+    const deal = game.deals[st.pos.deal];
+    if (next.deal !== st.pos.deal) {
+      wait *= 3; // the end of a deal stays up a little longer
+    } else {
+      const [seat] = deal.plays[next.n - 1];
+      if (st.session.setup.humans.includes(seat)) wait = 0; // a card just clicked
+      else if (st.pos.n > 0 && st.pos.n % P === 0) wait = Math.round(wait * 1.5); // read the last trick first
+    }
+    if (wait > 0 && !st.skip) await sleep(wait);
+    if (gen !== st.gen) return;
+    st.pos = next;
+    renderPlay();
+  }
+  $('skip').hidden = true;
+  st.skip = false;
+  if (gen !== st.gen) return;
+  for (let d = 0; d < game.deals.length; d++) {
+    const m = checkDeal(P, game.deals[d], d);
+    if (m) st.mismatch = m;
+  }
+  if (st.mismatch) showError(`The page and the server disagree: ${st.mismatch}`);
+  if (st.batch.done) gameOver();
+  else yourTurn();
+}
+
+function renderPlay() {
+  const setup = st.session.setup;
+  const game = st.game;
+  const v = renderTable({ trick: 'play-trick', seats: 'play-seats', scores: 'play-scores', log: 'play-log' },
+    game, st.pos, st.names, { faceUp: () => false, mine: (s) => setup.humans.includes(s) });
+  const D = game.game.deals;
+  const dealer = st.names[v.dealer];
+  let text = `Deal ${st.pos.deal + 1} of ${D} · ${dealer === 'You' ? 'you deal' : `${dealer} deals`}`;
+  if (!v.over) text += ` · trick ${Math.min(v.tricks.length + 1, 15)} of ${v.total / game.game.players}`;
+  const state = document.body.dataset.state;
+  if (v.over) text += ' · deal over';
+  else if (state === 'your-turn') {
+    const who = setup.humans.length === 1 ? 'Your turn' : `${st.names[v.toAct]}: your turn`;
+    text += v.current.length ? ` · ${who}: follow ${COLOURS[colourOf(v.current[0][1])].name} if you can` : ` · ${who}: you lead`;
+  } else if (state === 'animating' && v.toAct >= 0) text += ` · ${st.names[v.toAct]} to play`;
+  $('status').textContent = text;
+  renderHand(v);
+  return v;
+}
+
+// renderHand shows the hand of the human seat to act (or, while the bots
+// play, of the first human seat), legal cards as buttons.
+function renderHand(v) {
+  const setup = st.session.setup;
+  const mine = document.body.dataset.state === 'your-turn';
+  const seat = mine ? st.batch.player : (setup.humans.includes(v.toAct) ? v.toAct : setup.humans[0]);
+  const hideOthers = setup.humans.length > 1 && !mine; // take turns at one screen: no peeking
+  const hand = $('hand');
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.card : null;
+  hand.replaceChildren();
+  $('hand-title').textContent = setup.humans.length === 1 ? 'Your hand' : hideOthers ? 'Hands are hidden while the bots play' : `${st.names[seat]}: your hand`;
+  if (hideOthers) return;
+  for (const c of v.hands[seat]) {
+    const legal = mine && st.batch.mask[c] === 1;
+    hand.append(cardEl(c, { button: true, disabled: !legal, extra: mine && !legal ? 'illegal' : '' }));
+  }
+  if (mine) {
+    const again = focused && hand.querySelector(`button[data-card="${focused}"]:not([disabled])`);
+    const first = again || hand.querySelector('button:not([disabled])');
+    if (first && document.activeElement !== first && $('play').hidden === false && !document.activeElement.closest('#setup-box')) first.focus({ preventScroll: true });
+  }
+}
+
+function yourTurn() {
+  const v = dealView(st.game.game.players, st.game.deals[st.pos.deal], st.pos.n);
+  if (v.toAct !== st.batch.player) {
+    showError(`The page and the server disagree on who plays: the record says seat ${v.toAct}, the batch says seat ${st.batch.player}.`);
+  }
+  setState('your-turn');
+  renderPlay();
+}
+
+async function playCard(card) {
+  if (document.body.dataset.state !== 'your-turn' || st.batch.mask[card] !== 1) return;
+  const gen = st.gen;
+  setState('sending');
+  renderPlay();
+  try {
+    const batch = await api.post(sessionPath('/step'), { actions: [card] });
+    if (gen !== st.gen) return;
+    st.batch = decodeBatch(batch);
+    await follow(gen);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 422) {
+      showError(errorText(e));
+      yourTurn();
+      return;
+    }
+    failed(e, gen);
+  }
+}
+
+function gameOver() {
+  setState('game-over');
+  renderPlay();
+  const totals = st.game.totals;
+  const best = Math.max(...totals);
+  const winners = totals.map((t, s) => (t === best ? st.names[s] : null)).filter(Boolean);
+  $('game-over-title').textContent = winners.length === 1
+    ? (winners[0] === 'You' ? 'You win!' : `${winners[0]} wins`)
+    : `${winners.join(' and ')} share the win`;
+  $('game-over-text').textContent = `Final totals: ${totals.map((t, s) => `${st.names[s]} ${t}`).join(', ')}.`;
+  $('game-over').hidden = false;
+  $('hand-area').hidden = true;
+  $('again').focus({ preventScroll: true });
+}
+
+// ---------- Watch ----------
+
+function openWatch(game, names, where) {
+  st.watch = { game, pos: { deal: 0, n: 0 }, names, where };
+  $('watch-area').hidden = false;
+  $('w-slider').max = String(positionCount(game) - 1);
+  renderWatch();
+  $('w-next').focus({ preventScroll: true });
+}
+
+function renderWatch() {
+  const w = st.watch;
+  const P = w.game.game.players;
+  const v = renderTable({ trick: 'watch-trick', seats: 'watch-seats', scores: 'watch-scores', log: 'watch-log' },
+    w.game, w.pos, w.names, { faceUp: () => true });
+  const idx = positionIndex(w.game, w.pos);
+  $('w-slider').value = String(idx);
+  const first = idx === 0;
+  const last = idx === positionCount(w.game) - 1;
+  $('w-first').disabled = first;
+  $('w-prev').disabled = first;
+  $('w-prev-trick').disabled = first;
+  $('w-next').disabled = last;
+  $('w-next-trick').disabled = last;
+  $('w-last').disabled = last;
+  const D = w.game.deals.length;
+  const inTrick = v.current.length;
+  let text = `${w.where} · deal ${w.pos.deal + 1} of ${D} (${w.names[v.dealer]} deals) · `;
+  if (v.over) text += 'deal over';
+  else if (inTrick === 0 && v.tricks.length) text += `trick ${v.tricks.length} of ${v.total / P} taken`;
+  else if (inTrick === 0) text += 'before the first card';
+  else text += `trick ${v.tricks.length + 1} of ${v.total / P}, card ${inTrick} of ${P}`;
+  text += ` · position ${idx + 1} of ${positionCount(w.game)}`;
+  $('watch-status').textContent = text;
+  $('watch').dataset.pos = `${w.pos.deal}:${w.pos.n}`;
+  $('watch').dataset.last = last ? '1' : '0';
+}
+
+function watchMove(f) {
+  const w = st.watch;
+  if (!w) return;
+  const p = f(w.game, w.pos);
+  if (p) {
+    w.pos = p;
+    renderWatch();
+  }
+}
+
+// By trick: to the next (previous) position where a trick is complete or
+// the deal starts.
+function nextTrick(game, pos) {
+  const P = game.game.players;
+  let p = nextPosition(game, pos);
+  while (p && p.n % P !== 0) p = nextPosition(game, p);
+  return p || lastPosition(game);
+}
+
+function prevTrick(game, pos) {
+  const P = game.game.players;
+  let p = prevPosition(game, pos);
+  while (p && p.n % P !== 0) p = prevPosition(game, p);
+  return p || { deal: 0, n: 0 };
+}
+
+async function watchSession(id, k, which) {
+  showError('');
+  setState('loading');
+  try {
+    const rec = await api.get(`/v1/sessions/${encodeURIComponent(id)}/envs/${k}/record`);
+    let game = which === 'current' ? rec.current : rec.finished;
+    let where = which === 'current' ? 'game in progress' : 'last finished game';
+    if (!game) {
+      game = rec.current;
+      where = 'game in progress (no game has finished yet)';
+    }
+    game = asGameRecord(game);
+    const info = await api.get(`/v1/sessions/${encodeURIComponent(id)}`);
+    const learners = info.spec.learner_seats;
+    const opp = info.spec.opponent;
+    const names = [];
+    for (let s = 0; s < game.game.players; s++) names.push(learners.includes(s) && opp ? `Seat ${s} (client)` : opp ? `Seat ${s} (${opp})` : `Seat ${s}`);
+    openWatch(game, names, `Session ${id.slice(0, 8)}…, env ${k}, ${where}`);
+    setState('watching');
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      askToken();
+      return;
+    }
+    showError(errorText(e));
+    setState('error');
+  }
+}
+
+function watchFile(file) {
+  showError('');
+  const r = new FileReader();
+  r.onload = () => {
+    try {
+      const game = asGameRecord(JSON.parse(String(r.result)));
+      const names = Array.from({ length: game.game.players }, (_, s) => `Seat ${s}`);
+      openWatch(game, names, file.name);
+      setState('watching');
+    } catch (e) {
+      showError(`${file.name}: ${e.message}`);
+      setState('error');
+    }
+  };
+  r.onerror = () => showError(`${file.name}: cannot read the file`);
+  r.readAsText(file);
+}
+
+// ---------- tabs, token, start-up ----------
+
+function showTab(name) {
+  const play = name === 'play';
+  $('play').hidden = !play;
+  $('watch').hidden = play;
+  $('tab-play').setAttribute('aria-selected', String(play));
+  $('tab-watch').setAttribute('aria-selected', String(!play));
+  if (location.hash !== `#${name}`) history.replaceState(null, '', `#${name}`);
+}
+
+function askToken() {
+  setState('token');
+  $('token-form').hidden = false;
+  showError(api.token ? 'The server refused the token. Enter it again.' : '');
+  $('token').focus();
+}
+
+async function connect() {
+  try {
+    const ans = await api.get('/v1/policies');
+    st.policies = ans.policies || [];
+    $('token-form').hidden = true;
+    showError('');
+    fillBots();
+    setState('ready');
+    $('new-game').focus({ preventScroll: true });
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) askToken();
+    else {
+      showError(`Cannot talk to the server: ${errorText(e)}`);
+      setState('error');
+    }
+  }
+}
+
+function init() {
+  $('legend').textContent = COLOURS.map((c) => `${c.symbol} ${c.name}`).join(', ');
+  const ps = $('players');
+  for (let p = 3; p <= 6; p++) ps.append(el('option', { value: String(p), text: String(p) }));
+  loadSetup();
+  fillBots();
+  fillSeats();
+  const paceOut = () => { $('pace-out').textContent = `${(paceMs() / 1000).toFixed(1)} s`; };
+  paceOut();
+  $('pace').addEventListener('input', () => { paceOut(); saveSetup(); });
+  ps.addEventListener('change', () => {
+    fillDeals(Number(ps.value));
+    fillBots();
+    fillSeats();
+    saveSetup();
+  });
+  $('deals').addEventListener('change', () => { saveSetup(); summarise(); });
+  $('bot').addEventListener('change', () => { saveSetup(); summarise(); });
+  $('setup').addEventListener('submit', (e) => {
+    e.preventDefault();
+    $('hand-area').hidden = false;
+    newGame();
+  });
+  $('again').addEventListener('click', () => {
+    $('hand-area').hidden = false;
+    newGame();
+  });
+  $('skip').addEventListener('click', () => { st.skip = true; });
+  $('hand').addEventListener('click', (e) => {
+    const b = e.target.closest('button.card');
+    if (b && !b.disabled) playCard(Number(b.dataset.card));
+  });
+  $('hand').addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    const cards = [...$('hand').querySelectorAll('button:not([disabled])')];
+    const i = cards.indexOf(document.activeElement);
+    if (!cards.length) return;
+    const j = i < 0 ? 0 : (i + (e.key === 'ArrowRight' ? 1 : cards.length - 1)) % cards.length;
+    cards[j].focus();
+    e.preventDefault();
+  });
+  $('watch-this').addEventListener('click', () => {
+    showTab('watch');
+    $('watch-id').value = st.session.id;
+    $('watch-env').value = '0';
+    $('watch-which').value = 'finished';
+    openWatch(st.game, st.names, 'Your last game');
+    setState('watching');
+  });
+  $('tab-play').addEventListener('click', () => showTab('play'));
+  $('tab-watch').addEventListener('click', () => showTab('watch'));
+  $('token-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    api.setToken($('token').value.trim());
+    connect();
+  });
+  $('watch-session').addEventListener('submit', (e) => {
+    e.preventDefault();
+    watchSession($('watch-id').value.trim(), Number($('watch-env').value) || 0, $('watch-which').value);
+  });
+  $('watch-file').addEventListener('change', (e) => {
+    const f = e.target.files[0];
+    if (f) watchFile(f);
+  });
+  $('w-first').addEventListener('click', () => watchMove(() => ({ deal: 0, n: 0 })));
+  $('w-last').addEventListener('click', () => watchMove((g) => lastPosition(g)));
+  $('w-prev').addEventListener('click', () => watchMove(prevPosition));
+  $('w-next').addEventListener('click', () => watchMove(nextPosition));
+  $('w-prev-trick').addEventListener('click', () => watchMove(prevTrick));
+  $('w-next-trick').addEventListener('click', () => watchMove(nextTrick));
+  $('w-slider').addEventListener('input', (e) => watchMove((g) => positionAt(g, Number(e.target.value))));
+  document.addEventListener('keydown', (e) => {
+    if ($('watch').hidden || !st.watch || e.target.closest('input, select, textarea')) return;
+    const keys = {
+      ArrowRight: nextPosition, ArrowLeft: prevPosition, ArrowDown: nextTrick, PageDown: nextTrick,
+      ArrowUp: prevTrick, PageUp: prevTrick, Home: () => ({ deal: 0, n: 0 }), End: lastPosition,
+    };
+    if (keys[e.key]) {
+      watchMove(keys[e.key]);
+      e.preventDefault();
+    }
+  });
+  window.addEventListener('pagehide', () => {
+    if (st.session && api.inFlight === 0) api.forget(sessionPath());
+  });
+  showTab(location.hash === '#watch' ? 'watch' : 'play');
+  connect();
+}
+
+init();
