@@ -38,8 +38,15 @@
 //  9. Chance draws come from one xoshiro stream seeded by NewInitialState's
 //     seed; Serialize writes the seed and the actions and Deserialize replays
 //     them (checking each), so a damaged text cannot make an impossible state.
-//     A resampled world (ResampleFromInfostate) has no such history: it
-//     serializes as its own explicit position (see Serialize).
+//     A sampled world (ResampleFromInfostate) also records where it was
+//     resampled and from which RNG seeds, and replays the same way. Chance
+//     is not exposed as chance nodes: it is drawn inside ApplyAction.
+//  10. Skipped decisions are public: both players learn that the seat asked
+//     nothing held no card that would have given it a choice. The state
+//     tracks this (kinds lacked, cards drawn since) so ResampleFromInfostate
+//     deals only hands consistent with it; a skipped sling attack says
+//     nothing (it needs two cards), and an older fact is dropped when a
+//     newer skip follows a draw.
 package duel
 
 import (

@@ -66,6 +66,18 @@ func checkState(tb testing.TB, s *State, w *watch) {
 		}
 	}
 	w.wounds = t.wounds
+	for p := range NumPlayers {
+		// What skipped decisions revealed must be true of the real hand.
+		n := 0
+		for k := range NumKinds {
+			if t.lacks[p]&(1<<k) != 0 {
+				n += int(t.hand[p][k])
+			}
+		}
+		if n > int(t.wild[p]) {
+			fail("seat %d holds %d cards of kinds it is known to lack (%b), %d drawn since", p, n, t.lacks[p], t.wild[p])
+		}
+	}
 	stones := t.stonesHeld + t.stonesLeft
 	if !t.over && t.stage == stDefendG {
 		stones++ // the stone in flight

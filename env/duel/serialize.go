@@ -20,6 +20,8 @@ const serialHeader = "duel v1"
 //	params 100            max_rounds
 //	seed 42
 //	actions 0 17 57 ...   action ids in order
+//	resample 12 1 <a> <b> a sampled world: after 12 actions, seat 1's
+//	                      unseen cards were dealt from NewRNG(a, b)
 func (s *State) Serialize() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s\nparams %d\nseed %d\nactions", serialHeader, s.game.params.MaxRounds, s.seed)
@@ -28,6 +30,9 @@ func (s *State) Serialize() string {
 		sb.WriteString(strconv.Itoa(int(a)))
 	}
 	sb.WriteByte('\n')
+	for _, r := range s.resamples {
+		fmt.Fprintf(&sb, "resample %d %d %d %d\n", r.At, r.Player, r.A, r.B)
+	}
 	return sb.String()
 }
 
@@ -43,7 +48,7 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%w: line %d: %s", ErrBadSerialization, line, fmt.Sprintf(format, args...))
 	}
-	if len(lines) != 4 || lines[0] != serialHeader {
+	if len(lines) < 4 || lines[0] != serialHeader {
 		return nil, bad(1, "want the header %q and params, seed and actions lines", serialHeader)
 	}
 	f := strings.Fields(lines[1])
@@ -66,14 +71,50 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 	if len(f) == 0 || f[0] != "actions" {
 		return nil, bad(4, "want \"actions <ids>\"")
 	}
-	s := g.NewInitialState(seed)
+	actions := make([]Action, len(f)-1)
 	for i, w := range f[1:] {
 		a, err := strconv.Atoi(w)
 		if err != nil {
 			return nil, bad(4, "action %d: %q is not an integer", i, w)
 		}
-		if err := s.ApplyAction(a); err != nil {
-			return nil, fmt.Errorf("%w: action %d: %w", ErrBadSerialization, i, err)
+		actions[i] = a
+	}
+	var rs []Resample
+	for i, l := range lines[4:] {
+		var r Resample
+		if n, err := fmt.Sscanf(l, "resample %d %d %d %d", &r.At, &r.Player, &r.A, &r.B); n != 4 || err != nil {
+			return nil, bad(5+i, "want \"resample <at> <player> <a> <b>\"")
+		}
+		rs = append(rs, r)
+	}
+	s, err := replay(g, seed, actions, rs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSerialization, err)
+	}
+	return s, nil
+}
+
+// replay plays actions from seed, resampling where rs says.
+func replay(g *Game, seed uint64, actions []Action, rs []Resample) (*State, error) {
+	for i, r := range rs {
+		if r.At < 0 || r.At > len(actions) || i > 0 && r.At < rs[i-1].At || r.Player < 0 || r.Player >= NumPlayers {
+			return nil, fmt.Errorf("resample %d: at %d player %d is out of order or range", i, r.At, r.Player)
+		}
+	}
+	s := g.NewInitialState(seed)
+	next := 0
+	for i := 0; i <= len(actions); i++ {
+		for ; next < len(rs) && rs[next].At == i; next++ {
+			if s.t.over {
+				return nil, fmt.Errorf("resample %d: the game is over", next)
+			}
+			s.resample(rs[next])
+			s.resamples = append(s.resamples, rs[next])
+		}
+		if i < len(actions) {
+			if err := s.ApplyAction(actions[i]); err != nil {
+				return nil, fmt.Errorf("action %d: %w", i, err)
+			}
 		}
 	}
 	return s, nil
@@ -90,6 +131,8 @@ type Record struct {
 	Terminal bool     `json:"terminal"` // the game was over
 	Winner   int      `json:"winner"`   // -1: draw or running
 	Wounds   [2]int   `json:"wounds"`
+	// Resamples is set for a sampled world (ResampleFromInfostate).
+	Resamples []Resample `json:"resamples,omitempty"`
 }
 
 // Record returns the game record so far.
@@ -97,7 +140,8 @@ func (s *State) Record() *Record {
 	return &Record{
 		Params: s.game.params, Seed: s.seed, Actions: s.History(),
 		Rounds: int(s.t.round), Terminal: s.t.over, Winner: int(s.t.winner),
-		Wounds: [2]int{int(s.t.wounds[0]), int(s.t.wounds[1])},
+		Wounds:    [2]int{int(s.t.wounds[0]), int(s.t.wounds[1])},
+		Resamples: append([]Resample(nil), s.resamples...),
 	}
 }
 
@@ -112,11 +156,9 @@ func (r *Record) Replay() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := g.NewInitialState(r.Seed)
-	for i, a := range r.Actions {
-		if err := s.ApplyAction(a); err != nil {
-			return nil, fmt.Errorf("replay action %d: %w", i, err)
-		}
+	s, err := replay(g, r.Seed, r.Actions, r.Resamples)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	got := s.Record()
 	if got.Rounds != r.Rounds || got.Terminal != r.Terminal || got.Winner != r.Winner || got.Wounds != r.Wounds {

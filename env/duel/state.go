@@ -86,6 +86,13 @@ type table struct {
 	attack, attackDist         uint8
 	attackKind                 uint8 // card that made the attack (sling for David)
 	justOver                   bool  // the last action ended the game
+
+	// What both players know of each hand from skipped decisions: a seat
+	// whose decision was skipped held no card that would have given it a
+	// choice (lacks, a kind bit set); at most wild of its cards, drawn
+	// since, may be of those kinds. ResampleFromInfostate deals within it.
+	lacks [NumPlayers]uint32
+	wild  [NumPlayers]uint8
 }
 
 // State is a duel in progress. The zero State is not usable: get one from
@@ -95,10 +102,19 @@ type State struct {
 	t    table
 	rng  env.RNG
 	seed uint64
-	hist []uint8 // actions so far; nil for a resampled world
-	// world is set on a resampled state: its explicit position replaces the
-	// seed's history (see Serialize).
-	world bool
+	hist []uint8 // actions so far
+	// resamples lists the ResampleFromInfostate calls that made this state
+	// a sampled world rather than the seed's game (nil for a real game).
+	resamples []Resample
+}
+
+// Resample is one ResampleFromInfostate in a state's past: after At
+// actions, Player's unseen cards were dealt anew from NewRNG(A, B).
+type Resample struct {
+	At     int    `json:"at"`
+	Player int    `json:"player"`
+	A      uint64 `json:"a"`
+	B      uint64 `json:"b"`
 }
 
 // ErrIllegalAction is wrapped by every *IllegalActionError.
@@ -123,7 +139,7 @@ func (s *State) Reset(seed uint64) {
 	s.seed = seed
 	s.rng = env.NewRNG(seed, 0)
 	s.hist = s.hist[:0]
-	s.world = false
+	s.resamples = nil
 	t := &s.t
 	*t = table{spearSq: -1, winner: -1, stonesHeld: NumStones}
 	t.pos = [2]uint8{uint8(Square(4, 7)), uint8(Square(3, 0))}
@@ -189,6 +205,9 @@ func (s *State) draw(p int) {
 	k := t.deck[t.deckLen]
 	t.hand[p][k]++
 	t.handSize[p]++
+	if t.lacks[p] != 0 {
+		t.wild[p] = min(t.wild[p]+1, t.handSize[p])
+	}
 }
 
 // discard moves one card of kind k from p's hand to the discard pile.
@@ -198,6 +217,10 @@ func (s *State) discard(p, k int) {
 	t.handSize[p]--
 	t.discards[k]++
 	t.discLen++
+	if t.lacks[p]&(1<<k) != 0 && t.wild[p] > 0 {
+		t.wild[p]-- // it was one of the wild cards
+	}
+	t.wild[p] = min(t.wild[p], t.handSize[p])
 }
 
 // Game returns the game this state belongs to.
@@ -686,7 +709,9 @@ func (s *State) advance() {
 		if s.hasChoice() {
 			return
 		}
-		// Only pass: resolve it without asking.
+		// Only pass: resolve it without asking. Both players see that the
+		// decision was skipped, so both learn what the seat did not hold.
+		s.noteSkip(int(stagePlayer[t.stage]))
 		switch t.stage {
 		case stEventG, stEventD:
 			t.stage++
@@ -703,6 +728,63 @@ func (s *State) advance() {
 			s.hit(int(stagePlayer[t.stage]))
 		}
 	}
+}
+
+// noteSkip records that seat p's decision at the current stage was skipped.
+func (s *State) noteSkip(p int) {
+	t := &s.t
+	k := s.choiceKinds(p)
+	if k == 0 {
+		return
+	}
+	if t.wild[p] == 0 {
+		t.lacks[p] |= k
+	} else {
+		t.lacks[p], t.wild[p] = k, 0 // the older, weaker fact is dropped
+	}
+}
+
+// choiceKinds is the set of kinds one card of which would have given seat p
+// a choice at the current stage. A sling attack needs two cards, so a
+// skipped one says nothing of any single kind: 0.
+func (s *State) choiceKinds(p int) uint32 {
+	t := &s.t
+	var k uint32
+	switch t.stage {
+	case stEventG, stEventD:
+		for e := KindReinforcements; e <= KindRearm; e++ {
+			if s.eventOK(p, e) {
+				k |= 1 << e
+			}
+		}
+	case stMoveG, stMoveD:
+		for m := KindMoveOrth1; m <= KindMoveAny2; m++ {
+			for d := range 8 {
+				if moveDirs[m]&(1<<d) != 0 && s.moveOK(p, int(t.pos[p]), d, moveLen[m]) {
+					k |= 1 << m
+					break
+				}
+			}
+		}
+	case stNegateD, stNegateG:
+		k = 1 << KindNegate
+	case stAttackG:
+		for w := KindThrustOrth; w <= KindChopDiag; w++ {
+			if s.swordOK(w) {
+				k |= 1 << w
+			}
+		}
+		if d, ok := s.sight(t.pos[Goliath], t.pos[David]); ok && t.spearSq < 0 && d >= 2 && d <= 4 {
+			k |= 1 << (KindThrow2 + d - 2)
+		}
+	case stDefendD, stDefendG:
+		for d := KindBlock; d <= KindDuck; d++ {
+			if stops[d-KindBlock][t.attack] {
+				k |= 1 << d
+			}
+		}
+	}
+	return k
 }
 
 // hasChoice reports whether the decision at the current stage offers more than pass.
@@ -744,14 +826,12 @@ func (s *State) Clone() *State {
 		c.hist = make([]uint8, len(s.hist), cap(s.hist))
 		copy(c.hist, s.hist)
 	}
+	c.resamples = append([]Resample(nil), s.resamples...)
 	return &c
 }
 
-// History lists every action so far in order (nil for a resampled world).
+// History lists every action so far in order.
 func (s *State) History() []Action {
-	if s.world {
-		return nil
-	}
 	h := make([]Action, len(s.hist))
 	for i, a := range s.hist {
 		h[i] = int(a)
@@ -761,8 +841,13 @@ func (s *State) History() []Action {
 
 // Equal reports whether two states hold the same position, RNG and history.
 func (s *State) Equal(o *State) bool {
-	if s.game.params != o.game.params || s.t != o.t || s.rng != o.rng || s.seed != o.seed || s.world != o.world || len(s.hist) != len(o.hist) {
+	if s.game.params != o.game.params || s.t != o.t || s.rng != o.rng || s.seed != o.seed || len(s.hist) != len(o.hist) || len(s.resamples) != len(o.resamples) {
 		return false
+	}
+	for i := range s.resamples {
+		if s.resamples[i] != o.resamples[i] {
+			return false
+		}
 	}
 	for i := range s.hist {
 		if s.hist[i] != o.hist[i] {
