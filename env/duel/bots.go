@@ -54,7 +54,7 @@ func (HeuristicBot) Act(s *State, _ *env.RNG) Action {
 				dest, pick = s.walk(p, int(t.pos[p]), d, moveLen[k])
 				sc = 0
 			}
-			sc += s.placeScore(p, dest, int(t.pos[1-p])) + 30*pick
+			sc += s.placeScore(p, h, dest, int(t.pos[1-p])) + 30*pick
 		case stNegateD, stNegateG:
 			mover := 1 - p
 			n := int(t.moveLen)
@@ -64,8 +64,9 @@ func (HeuristicBot) Act(s *State, _ *env.RNG) Action {
 				sc = -6
 			}
 			dest, pick := s.walk(mover, int(t.moveFrom), int(t.moveDir), n)
-			// Good for p is bad for the mover.
-			sc -= s.placeScore(mover, dest, int(t.pos[p])) + 30*pick
+			// Good for p is bad for the mover, whose hand p cannot see:
+			// rate the mover as holding every card.
+			sc -= s.placeScore(mover, &allCards, dest, int(t.pos[p])) + 30*pick
 		case stAttackG:
 			switch {
 			case a == ActPass:
@@ -151,12 +152,19 @@ func (s *State) walk(p, from, dir, n int) (dest, pick int) {
 	return Square(x, y), pick
 }
 
+// allCards stands for a hand the bot cannot see: every kind present.
+var allCards = func() (h [NumKinds]uint8) {
+	for k := range h {
+		h[k] = 1
+	}
+	return h
+}()
+
 // placeScore rates seat p standing on sq with the opponent on opp, from
-// p's side and with p's own hand: in reach of an attack of its own is good,
+// p's side, p holding hand h: in reach of an attack of its own is good,
 // in reach of the opponent's is bad, and a missing weapon is worth fetching.
-func (s *State) placeScore(p, sq, opp int) int {
+func (s *State) placeScore(p int, h *[NumKinds]uint8, sq, opp int) int {
 	t := &s.t
-	h := &t.hand[p]
 	li := lines[sq][opp]
 	dist := max(abs(sq%8-opp%8), abs(sq/8-opp/8))
 	clear := li.dir >= 0 && li.between&t.trees == 0

@@ -14,8 +14,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	s := g.NewInitialState(42)
-	rng := env.NewRNG(42, 1)
+	s := g.NewInitialState(7)
+	rng := env.NewRNG(7, 1)
 	bots := [2]duel.Bot{duel.HeuristicBot{}, duel.RandomBot{}}
 	mask := make([]uint8, g.NumDistinctActions())
 	obs := make([]uint8, g.ObservationTensorShape()[0])
