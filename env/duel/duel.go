@@ -15,38 +15,42 @@
 // # Notes on this implementation
 //
 // Where DUEL.md is silent or ambiguous the engine does the least surprising
-// thing; each point is listed in docs/duel.md too:
+// thing; docs/duel.md lists the same points:
 //
 //  1. A played card is discarded before its effect: a Reinforcements drawn
 //     from an empty deck reshuffles a discard pile that already holds it.
-//  2. The discard phase (7) is mandatory: pass is not legal there, and a
-//     discard decision is shown even when one card kind is all the player holds.
-//  3. A negate decision offers k = 0..N-1 whatever the path: the full path
-//     was already checked free when the move was chosen.
-//  4. A sword card whose direction class (orth/diag) does not match David's
-//     adjacency is not playable, with or without the spear.
+//  2. The discard phase (7) is mandatory: pass is not legal there, and the
+//     decision is shown even when the player holds a single kind.
+//  3. A negate decision offers every k = 0..N-1: the whole path was checked
+//     free when the move was chosen.
+//  4. A sword card needs David adjacent in its own direction class
+//     (orthogonal or diagonal), with or without the spear.
 //  5. Rounds count from 0 (public "round" = rounds completed); the game is a
-//     draw when round max_rounds ends with no death. A death ends the game
-//     at once, mid-round.
+//     draw when round max_rounds ends with no death, and a death ends it at
+//     once, mid-round. max_rounds is capped at 250 to fit a byte.
 //  6. The observation's phase one-hot is the phase of the decision being
-//     asked, whoever observes; the board is flipped in y for Goliath only
-//     (DUEL.md), so Goliath sees a mirror image, not a rotation.
-//  7. Disarm picks one of the opponent's cards uniformly (each card, not each
-//     kind, equally likely); the discarded card is public.
-//  8. Rearm for David takes up to 2 stone tokens in square order (x, then y),
-//     several from one square if it holds several.
-//  9. Chance draws come from one xoshiro stream seeded by NewInitialState's
-//     seed; Serialize writes the seed and the actions and Deserialize replays
-//     them (checking each), so a damaged text cannot make an impossible state.
-//     A sampled world (ResampleFromInfostate) also records where it was
-//     resampled and from which RNG seeds, and replays the same way. Chance
-//     is not exposed as chance nodes: it is drawn inside ApplyAction.
-//  10. Skipped decisions are public: both players learn that the seat asked
+//     asked, whoever observes, and all 0 once terminal; the board is flipped
+//     in y for Goliath only (DUEL.md), a mirror image, not a rotation.
+//  7. Disarm picks each card of the opponent's hand with equal probability;
+//     the discarded card is public.
+//  8. Rearm for David takes up to 2 stone tokens walking the squares in
+//     order x, then y, several from one square if it holds several.
+//  9. A slung stone is spent at once; while Goliath decides whether to
+//     defend it is in flight (neither held nor on the board).
+//  10. Chance is drawn inside ApplyAction from the state's seeded RNG, not
+//     exposed as chance nodes. Serialize writes the seed and the actions
+//     and DeserializeState replays them (checking each), so a damaged text
+//     cannot make an impossible state; a sampled world also records where
+//     it was resampled and from which RNG seeds, and replays the same way.
+//  11. Skipped decisions are public: both players learn that the seat asked
 //     nothing held no card that would have given it a choice. The state
 //     tracks this (kinds lacked, cards drawn since) so ResampleFromInfostate
-//     deals only hands consistent with it; a skipped sling attack says
-//     nothing (it needs two cards), and an older fact is dropped when a
-//     newer skip follows a draw.
+//     deals only hands consistent with it (and, when the opponent is being
+//     asked, a hand that gives it a choice). A skipped sling attack says
+//     nothing (it needs two cards), an older fact is dropped when a newer
+//     skip follows a draw, and what a pass reveals is not tracked.
+//  12. The wound supply is unlimited (DUEL.md's own deviation).
+//  13. Stepping a finished game with ApplyUnchecked does nothing.
 package duel
 
 import (

@@ -498,12 +498,15 @@ func (s *State) ApplyAction(a Action) error {
 
 // ApplyUnchecked applies an action the caller knows to be legal (taken from
 // the mask or the legal list): the vectorised env's path. An illegal action
-// here leaves the state undefined.
+// here leaves the state undefined; on a finished game it does nothing.
 func (s *State) ApplyUnchecked(a Action) { s.apply(a) }
 
 // apply is the per-step hot path: no allocation.
 func (s *State) apply(a Action) {
 	t := &s.t
+	if t.over {
+		return // stepping a finished game is a no-op
+	}
 	t.justOver = false
 	s.hist = append(s.hist, uint8(a))
 	p := int(stagePlayer[t.stage])
