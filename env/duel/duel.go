@@ -347,17 +347,16 @@ func asInt(v any) (int, bool) {
 
 // Observation sizes and the offsets of each section (DUEL.md).
 const (
-	BoardPlanes = 6                                          // own, opponent, rocks, trees, spear, stones
-	BoardLen    = BoardPlanes * NumSquares                   // 384
-	OffBoard    = 0                                          //
-	OffHand     = OffBoard + BoardLen                        // 384: own cards per kind
-	OffDiscards = OffHand + NumKinds                         // 414: discard pile per kind
-	OffPublic   = OffDiscards + NumKinds                     // 444: 8 public numbers
-	OffPhase    = OffPublic + 8                              // 452: 6 one-hot + 3 pending
-	ObsSize     = OffPhase + 9                               // 461
-	publicLen   = OffPhase - OffPublic                       //
-	phaseLen    = ObsSize - OffPhase                         //
-	_           = uint(ObsSize - BoardLen - 2*NumKinds - 17) // 0: the sum is consistent
+	BoardPlanes = 6                        // own, opponent, rocks, trees, spear, stones
+	BoardLen    = BoardPlanes * NumSquares // 384
+	OffBoard    = 0                        // 6 planes of 8x8
+	OffHand     = OffBoard + BoardLen      // 384: own cards per kind
+	OffDiscards = OffHand + NumKinds       // 414: discard pile per kind
+	OffPublic   = OffDiscards + NumKinds   // 444: 8 public numbers
+	OffPhase    = OffPublic + 8            // 452: 6 one-hot + 3 pending
+	ObsSize     = OffPhase + 9             // 461
+	publicLen   = OffPhase - OffPublic     // 8
+	phaseLen    = ObsSize - OffPhase       // 9
 )
 
 // MaxHandCards bounds a hand between actions: the limit 7, one draw and a
