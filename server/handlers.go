@@ -200,6 +200,7 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	sess := &session{
 		id: id, n: n, v: v,
+		claim: make(chan struct{}, 1), gone: make(chan struct{}),
 		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype, pk),
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
@@ -221,7 +222,7 @@ func (s *Server) claim(c *gin.Context) (in, out format, sess *session) {
 	if !ok {
 		return in, out, nil
 	}
-	sess, e := s.reg.acquire(c.Param("id"))
+	sess, e := s.reg.acquire(c.Param("id"), s.cfg.Limits.BusyWait, c.Request.Context().Done())
 	if e != nil {
 		s.fail(c, out, e)
 		return in, out, nil
@@ -243,7 +244,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 	if sess == nil {
 		return
 	}
-	s.reg.remove(sess) // busy stays set: the session is gone for good
+	s.reg.remove(sess) // the claim stays held: the session is gone for good
 	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }

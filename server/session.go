@@ -11,17 +11,21 @@ import (
 )
 
 // session is one client's VecEnv with the scratch its requests reuse.
-// Everything below busy is touched only by the request that holds busy.
+// Everything below lastUsed is touched only by the request that holds the
+// claim.
 type session struct {
 	id    string
 	n     int
 	spec  Spec
 	stepL int64 // body cap of a step request, from num_envs
 
-	// busy is held by the one request (or the sweeper, or a delete) that may
-	// use the VecEnv. A request that cannot take it answers 409.
-	busy     atomic.Bool
-	lastUsed atomic.Int64 // unix nanoseconds, set when busy is released
+	// claim holds a token while one request (or the sweeper, or a delete)
+	// owns the session and may use the VecEnv. A request that finds it held
+	// waits up to limits.busy_wait for it, then answers 409. A removed
+	// session keeps its token for good and closes gone, so waiters see 404.
+	claim    chan struct{}
+	gone     chan struct{}
+	lastUsed atomic.Int64 // unix nanoseconds, set when the claim is released
 
 	v       *env.VecEnv
 	enc     *batchEncoder
@@ -38,9 +42,19 @@ func newSessionID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// registry holds the sessions and enforces the caps. Claiming a session
-// (busy) happens under mu, so a request and the sweeper or a delete never
-// both believe they own one.
+// tryClaim takes the session's claim if it is free.
+func (s *session) tryClaim() bool {
+	select {
+	case s.claim <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// registry holds the sessions and enforces the caps. A session is removed
+// only by whoever holds its claim, and never released after, so a request
+// that gets the claim holds a live session.
 type registry struct {
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -89,20 +103,33 @@ func (r *registry) add(s *session) {
 	r.mu.Unlock()
 }
 
-// acquire claims session id for one request.
-func (r *registry) acquire(id string) (*session, *Error) {
+// acquire claims session id for one request, waiting up to wait for a
+// request in flight to finish (or until done is closed: the client left).
+func (r *registry) acquire(id string, wait time.Duration, done <-chan struct{}) (*session, *Error) {
 	r.mu.Lock()
 	s := r.sessions[id]
-	ok := s != nil && s.busy.CompareAndSwap(false, true)
+	ok := s != nil && s.tryClaim()
 	r.mu.Unlock()
 	if s == nil {
 		return nil, unknownSession(id)
 	}
-	if !ok {
-		e := Errorf(CodeBusy, "session %s: another request is in flight", id)
-		return nil, e
+	if ok {
+		return s, nil
 	}
-	return s, nil
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case s.claim <- struct{}{}:
+			return s, nil
+		case <-s.gone:
+			return nil, unknownSession(id)
+		case <-t.C:
+		case <-done:
+		}
+	}
+	e := Errorf(CodeBusy, "session %s: another request is in flight (waited %v)", id, wait)
+	return nil, e
 }
 
 func unknownSession(id string) *Error {
@@ -115,16 +142,22 @@ func unknownSession(id string) *Error {
 // release ends a request's claim; the session's idle clock restarts.
 func (r *registry) release(s *session) {
 	s.lastUsed.Store(time.Now().UnixNano())
-	s.busy.Store(false)
+	<-s.claim
 }
 
-// remove deletes a session the caller has claimed and returns it.
+// remove deletes a session the caller has claimed (and keeps claimed).
 func (r *registry) remove(s *session) {
 	r.mu.Lock()
-	delete(r.sessions, s.id)
-	r.envs -= s.n
+	r.drop(s)
 	r.mu.Unlock()
 	s.v.Close()
+}
+
+// drop unregisters a claimed session; r.mu is held.
+func (r *registry) drop(s *session) {
+	delete(r.sessions, s.id)
+	r.envs -= s.n
+	close(s.gone)
 }
 
 // expire removes the sessions idle for longer than ttl, skipping any with a
@@ -132,15 +165,14 @@ func (r *registry) remove(s *session) {
 func (r *registry) expire(now time.Time, ttl time.Duration) []*session {
 	var out []*session
 	r.mu.Lock()
-	for id, s := range r.sessions {
+	for _, s := range r.sessions {
 		if now.UnixNano()-s.lastUsed.Load() <= int64(ttl) {
 			continue
 		}
-		if !s.busy.CompareAndSwap(false, true) {
+		if !s.tryClaim() {
 			continue // a request holds it: never evicted under a request
 		}
-		delete(r.sessions, id)
-		r.envs -= s.n
+		r.drop(s)
 		out = append(out, s)
 	}
 	r.mu.Unlock()
