@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,11 +28,49 @@ type session struct {
 	gone     chan struct{}
 	lastUsed atomic.Int64 // unix nanoseconds, set when the claim is released
 
+	// seq counts the batches the session has answered (resets and steps);
+	// written under the claim, read anywhere (a create's replay).
+	seq       atomic.Int64
+	requestID string // the create's request_id, or ""
+
 	v       *env.VecEnv
 	enc     *batchEncoder
 	body    []byte
 	actions actionsField
 	stepReq stepRequest
+	// last is the request that produced the current batch (seq): a retry of
+	// it answers that batch again instead of stepping.
+	last lastRequest
+}
+
+// The requests that produce a batch.
+const (
+	opNone = iota
+	opReset
+	opStep
+)
+
+// lastRequest is what a retry is compared with.
+type lastRequest struct {
+	op      int
+	seed    Uint    // a reset's seed (or none)
+	actions []int32 // a step's actions, len N
+}
+
+// retry decides what a reset or step carrying seq k does, given whether the
+// request equals the one that produced the current batch: apply it (false),
+// answer the current batch again (true), or refuse it (409 stale_seq).
+func (s *session) retry(k Seq, same bool) (bool, *Error) {
+	cur := s.seq.Load()
+	if !k.Set || k.V == cur {
+		return false, nil
+	}
+	if k.V == cur-1 && same {
+		return true, nil
+	}
+	e := Errorf(CodeStaleSeq, "seq %d: the session's last batch is %d; only %d (the next request) or a retry of the request that produced it, with seq %d, is accepted", k.V, cur, cur, cur-1)
+	e.Details = map[string]any{"seq": cur}
+	return false, e
 }
 
 func newSessionID() (string, error) {
@@ -58,8 +97,9 @@ func (s *session) tryClaim() bool {
 type registry struct {
 	mu       sync.Mutex
 	sessions map[string]*session
-	pending  int // sessions being built, counted against the caps
-	envs     int // envs of live and pending sessions
+	ids      map[string]*createEntry // request_id of a live (or pending) session
+	pending  int                     // sessions being built, counted against the caps
+	envs     int                     // envs of live and pending sessions
 }
 
 // reserve counts a session of n envs against the caps before it is built.
@@ -155,6 +195,9 @@ func (r *registry) remove(s *session) {
 
 // drop unregisters a claimed session; r.mu is held.
 func (r *registry) drop(s *session) {
+	if s.requestID != "" {
+		delete(r.ids, s.requestID)
+	}
 	delete(r.sessions, s.id)
 	r.envs -= s.n
 	close(s.gone)
@@ -196,3 +239,65 @@ func (r *registry) counts() (sessions, envs int) {
 // logID shortens a session id for logs: an id is a capability (whoever has
 // it may step the session), so logs carry only enough to tell sessions apart.
 func logID(id string) string { return id[:min(8, len(id))] + "…" }
+
+// createEntry is a request_id's create: pending (sess nil, ready open) while
+// the session is built, then the session until it is removed.
+type createEntry struct {
+	req   createRequest // the settings, request_id cleared
+	sess  *session
+	ready chan struct{} // closed when built or failed
+}
+
+// claimRequestID looks up a create's request_id: it returns the live session
+// made by an earlier create with the same settings, or nil and a pending
+// entry the caller must settle (settleRequestID) after building its session.
+// A create with other settings is a conflict; one whose twin is still being
+// built waits for it, up to wait.
+func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <-chan struct{}) (*session, *createEntry, *Error) {
+	id := *req.RequestID
+	want := *req
+	want.RequestID = nil
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		e := r.ids[id]
+		if e == nil {
+			e = &createEntry{req: want, ready: make(chan struct{})}
+			r.ids[id] = e
+			r.mu.Unlock()
+			return nil, e, nil
+		}
+		sess := e.sess
+		r.mu.Unlock()
+		if !reflect.DeepEqual(e.req, want) {
+			x := Errorf(CodeConflict, "request_id %q was used by another create with different settings: use a new request_id for a new session", id)
+			x.Details = map[string]any{"field": "request_id"}
+			return nil, nil, x
+		}
+		if sess != nil {
+			return sess, nil, nil
+		}
+		select {
+		case <-e.ready:
+		case <-deadline.C:
+			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+		case <-done:
+			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+		}
+	}
+}
+
+// settleRequestID ends a pending entry: sess is the new session (already
+// added), or nil when creating it failed.
+func (r *registry) settleRequestID(id string, e *createEntry, sess *session) {
+	r.mu.Lock()
+	if sess != nil {
+		e.sess = sess
+		sess.requestID = id
+	} else {
+		delete(r.ids, id)
+	}
+	r.mu.Unlock()
+	close(e.ready)
+}
