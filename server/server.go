@@ -206,7 +206,7 @@ func (s *Server) auth(c *gin.Context) {
 	if s.tokenHash == nil {
 		return
 	}
-	tok, ok := strings.CutPrefix(c.Request.Header.Get("Authorization"), "Bearer ")
+	tok, ok := bearerToken(c.Request.Header.Get("Authorization"))
 	// Comparing fixed-size hashes keeps the time independent of the token's length too.
 	h := sha256.Sum256([]byte(tok))
 	if !ok || subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) != 1 {
@@ -214,6 +214,16 @@ func (s *Server) auth(c *gin.Context) {
 		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}
+}
+
+// bearerToken reads "Bearer <token>": the scheme in any letter case and one
+// or more spaces after it (RFC 7235's credentials).
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
 
 // formatOf is the answer format of a request, even one with a bad Content-Type.
