@@ -213,6 +213,11 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	v, err := env.NewVecEnv(vc)
 	if err != nil {
+		var pe *env.PanicError
+		if errors.As(err, &pe) {
+			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
+			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
+		}
 		return nil, Errorf(CodeBadRequest, "%v", err)
 	}
 	l := v.Layout()
@@ -309,6 +314,10 @@ func (s *Server) reset(c *gin.Context) {
 	} else {
 		sess.v.ResetContinue()
 	}
+	if err := sess.v.Err(); err != nil {
+		s.broken(c, out, sess, err)
+		return
+	}
 	sess.seq.Add(1)
 	sess.last.op, sess.last.seed = opReset, req.Seed
 	s.writeBatch(c, out, sess)
@@ -349,6 +358,10 @@ func (s *Server) step(c *gin.Context) {
 		return
 	}
 	if err := sess.v.Step(a.dst); err != nil {
+		if sess.v.Err() != nil {
+			s.broken(c, out, sess, err)
+			return
+		}
 		var ia *env.IllegalActionError
 		if errors.As(err, &ia) {
 			e := Errorf(CodeIllegalAction, "%v; no env was stepped", err)
@@ -369,6 +382,18 @@ func (s *Server) step(c *gin.Context) {
 	s.writeBatch(c, out, sess)
 	s.m.steps.Add(float64(sess.n))
 	s.m.stepLatency.Observe(time.Since(start).Seconds())
+}
+
+// broken ends a session whose env panicked inside a reset or step (a bot's
+// bug, say): its games are half-stepped, so it is deleted, and the request
+// answers 500. The server goes on.
+func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
+	var pe *env.PanicError
+	if errors.As(err, &pe) {
+		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
+	}
+	s.reg.remove(sess)
+	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
 }
 
 func (s *Server) record(c *gin.Context) {

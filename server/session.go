@@ -32,6 +32,7 @@ type session struct {
 	// written under the claim, read anywhere (a create's replay).
 	seq       atomic.Int64
 	requestID string // the create's request_id, or ""
+	removed   bool   // set by remove, under the claim
 
 	v       *env.VecEnv
 	enc     *batchEncoder
@@ -179,14 +180,19 @@ func unknownSession(id string) *Error {
 	return Errorf(CodeNotFound, "session %q: unknown (deleted, expired or never created)", id)
 }
 
-// release ends a request's claim; the session's idle clock restarts.
+// release ends a request's claim; the session's idle clock restarts. A
+// session the request removed stays claimed.
 func (r *registry) release(s *session) {
+	if s.removed {
+		return
+	}
 	s.lastUsed.Store(time.Now().UnixNano())
 	<-s.claim
 }
 
 // remove deletes a session the caller has claimed (and keeps claimed).
 func (r *registry) remove(s *session) {
+	s.removed = true
 	r.mu.Lock()
 	r.drop(s)
 	r.mu.Unlock()

@@ -295,7 +295,7 @@ func TestSignalsDrain(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
 			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err, "stderr: %s", stderr.String())
+			require.NoError(t, err, "reading the first line")
 			require.Contains(t, line, "listening on")
 			go func() { _, _ = io.Copy(io.Discard, out) }()
 			require.NoError(t, cmd.Process.Signal(sig))
