@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -89,14 +90,19 @@ func (s *Server) createSession(c *gin.Context) {
 
 // buildSession counts a session against the caps, builds it and adds it.
 func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
-	if e := s.reg.reserve(vc.NumEnvs, s.cfg.Limits); e != nil {
+	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, vc.Params, obsDtype, vc.Packed).bytes}
+	if vc.Opponent == "search" {
+		u.search = vc.NumEnvs
+	}
+	if e := s.reg.reserve(u, s.cfg.Limits); e != nil {
 		return nil, e
 	}
 	sess, e := s.newSession(vc, obsDtype)
 	if e != nil {
-		s.reg.unreserve(vc.NumEnvs)
+		s.reg.unreserve(u)
 		return nil, e
 	}
+	sess.usage = u
 	s.reg.add(sess)
 	return sess, nil
 }
@@ -177,6 +183,17 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	// would hold a step for minutes.
 	if max := s.cfg.Limits.MaxSearchEnvs; req.Opponent == "search" && n > max {
 		return vc, "", field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the search opponent (limits.max_search_envs)", n, max))
+	}
+	cost := costOf(n, p, obsDtype, packed)
+	if cost.maxBlob > math.MaxUint32 {
+		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.maxBlob)
+		e.Details = map[string]any{"field": "num_envs"}
+		return vc, "", e
+	}
+	if budget := s.cfg.Limits.MemoryBudget; cost.bytes > budget {
+		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.bytes), mib(budget))
+		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.bytes}
+		return vc, "", e
 	}
 	return env.VecConfig{
 		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
