@@ -74,6 +74,8 @@ type HTTPConfig struct {
 	WriteTimeout      time.Duration `mapstructure:"write_timeout"`
 	IdleTimeout       time.Duration `mapstructure:"idle_timeout"`
 	MaxHeaderBytes    int           `mapstructure:"max_header_bytes"`
+	// MaxConns bounds the connections open at once; more wait to be accepted.
+	MaxConns int `mapstructure:"max_conns"`
 }
 
 // ShutdownConfig shapes a graceful stop.
@@ -115,6 +117,7 @@ func DefaultConfig() Config {
 			WriteTimeout:      60 * time.Second,
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    16 << 10,
+			MaxConns:          1024,
 		},
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
 		Policies: PoliciesConfig{MaxActRows: 8192},
@@ -192,6 +195,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			bad(d.key, d.v, "must be > 0")
 		}
+	}
+	if h.MaxConns < 1 {
+		bad("http.max_conns", h.MaxConns, "must be >= 1")
 	}
 	if h.MaxHeaderBytes < 1024 {
 		bad("http.max_header_bytes", h.MaxHeaderBytes, "must be >= 1024")

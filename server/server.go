@@ -118,16 +118,19 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout:      h.WriteTimeout,
 		IdleTimeout:       h.IdleTimeout,
 		MaxHeaderBytes:    h.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// The http.Server logs what goes wrong below the handlers: accept
+		// errors (out of file descriptors), TLS and hijack trouble. Warnings.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
 
-// Serve answers on ln until ctx is done, then shuts down gracefully:
+// Serve answers on ln, at most http.max_conns connections at once, until ctx is done, then shuts down gracefully:
 // readiness answers 503 for the drain delay while requests are still
 // served, then the listener closes and in-flight requests finish (cut off
 // after the shutdown timeout), then the sessions are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.HTTPServer()
+	ln = newLimitListener(ln, s.cfg.HTTP.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
