@@ -305,3 +305,20 @@ func TestSignalsDrain(t *testing.T) {
 		})
 	}
 }
+
+// TestPoliciesDirRefusesAFIFO: a FIFO named x.onnx in policies.dir stops
+// start-up with its name instead of hanging it.
+func TestPoliciesDirRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "x.onnx"), 0o600))
+	var stdout, stderr strings.Builder
+	done := make(chan int, 1)
+	go func() { done <- run(context.Background(), []string{"--addr", "127.0.0.1:0", "--policies", dir}, nil, &stdout, &stderr) }()
+	select {
+	case code := <-done:
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr.String(), "x.onnx: not a regular file")
+	case <-time.After(20 * time.Second):
+		t.Fatal("start-up hung on a FIFO in policies.dir")
+	}
+}
