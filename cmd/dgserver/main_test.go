@@ -313,7 +313,9 @@ func TestPoliciesDirRefusesAFIFO(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "x.onnx"), 0o600))
 	var stdout, stderr strings.Builder
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), []string{"--addr", "127.0.0.1:0", "--policies", dir}, nil, &stdout, &stderr) }()
+	go func() {
+		done <- run(context.Background(), []string{"--addr", "127.0.0.1:0", "--policies", dir}, nil, &stdout, &stderr)
+	}()
 	select {
 	case code := <-done:
 		assert.Equal(t, 2, code)
