@@ -20,9 +20,16 @@ type sessionCost struct {
 }
 
 // jsonAnswerFactor bounds the memory a JSON batch answer takes while it is
-// built, in bytes of its msgpack form: base64 makes 4/3 of it, and the
-// encoder's buffer grows by doubling to at most twice that.
-const jsonAnswerFactor = 3
+// built, in bytes of its msgpack form: base64 makes 4/3 of it, the
+// encoder's buffers grow by doubling (the outgrown ones are garbage until
+// the next GC), and the encoded value is copied once more to the buffer
+// written out. Measured: 5.3 (docs/benchmarks.md).
+const jsonAnswerFactor = 6
+
+// heapMargin is added to the engine's memory (in eighths): the allocator's
+// size classes and page rounding (measured: up to 8% over the sum of the
+// sizes, docs/benchmarks.md).
+const heapMargin = 1
 
 // sessionOverhead is the fixed memory of a session whatever its size
 // (worker goroutines' stacks, the spec, the encoder's prefixes), rounded up.
@@ -38,7 +45,8 @@ const sessionOverhead = 256 << 10
 // done, scores, episode); the server adds the action buffers, the request
 // body, float32 observations for "<f4" sessions, and one answer at a time
 // (a msgpack answer is written from the engine's buffers; a JSON one is
-// built in memory, about jsonAnswerFactor times the msgpack bytes).
+// built in memory, about jsonAnswerFactor times the msgpack bytes), with a
+// margin for the heap's rounding.
 func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
 	l := obs.NewLayout(p.Players)
 	d, players := int64(l.Size), int64(p.Players)
@@ -67,7 +75,7 @@ func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
 	if packed {
 		c.maxBlob = nn * int64(max(l.Packing().Bytes, env.MaskBytes))
 	}
-	c.bytes = sessionOverhead + nn*perEnv + jsonAnswerFactor*c.answer
+	c.bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8 + jsonAnswerFactor*c.answer
 	return c
 }
 
