@@ -13,15 +13,15 @@ import (
 // their settings; past limits.memory_budget a create answers 429 (413 for a
 // session larger than the whole budget) naming it, and a delete frees it.
 func TestMemoryBudget(t *testing.T) {
-	srv := newServer(t, func(c *server.Config) { c.Limits.MemoryBudget = 300 << 20 })
+	srv := newServer(t, func(c *server.Config) { c.Limits.MemoryBudget = 350 << 20 })
 	c := &client{tb: t, h: srv.Handler()}
-	// 2048 envs of 90 deals: two records of 90 deals each per env, ~132 MiB.
+	// 2048 envs of 90 deals: two records of 90 deals each per env, ~152 MiB.
 	big := map[string]any{"num_envs": 2048, "game": map[string]any{"players": 3, "deals": 90}}
 	a := c.create(big).Session
 	c.create(big)
 	e := requireError(t, c.do("POST", "/v1/sessions", ctMsgpack, mp(t, big)), http.StatusTooManyRequests, "limit")
 	require.Contains(t, e.Error.Message, "limits.memory_budget")
-	require.Contains(t, e.Error.Message, "300 MiB")
+	require.Contains(t, e.Error.Message, "350 MiB")
 	// Small sessions still fit.
 	c.create(map[string]any{"num_envs": 16})
 	huge := map[string]any{"num_envs": 8192, "game": map[string]any{"players": 3, "deals": 90}}
