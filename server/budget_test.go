@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,4 +64,40 @@ func TestAnswerOverMsgpackBinLimitIsRefused(t *testing.T) {
 	})
 	e := requireError(t, c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"num_envs": 1 << 20, "obs_dtype": "<f4", "game": map[string]any{"players": 6}})), http.StatusBadRequest, "bad_request")
 	require.Contains(t, e.Error.Message, "4 GiB")
+}
+
+// TestJSONBatchMatchesMsgpack: the streamed JSON answer is valid JSON with
+// the msgpack answer's tensors and seq, and its Content-Length is exact.
+func TestJSONBatchMatchesMsgpack(t *testing.T) {
+	srv := newServer(t)
+	url, _ := serve(t, srv)
+	c := &client{tb: t, base: url}
+	for _, settings := range []map[string]any{
+		{"num_envs": 5, "seed": 1},
+		{"num_envs": 5, "seed": 1, "obs_dtype": "<f4", "game": map[string]any{"players": 6}},
+		{"num_envs": 5, "seed": 1, "packing": "bits", "game": map[string]any{"players": 3}},
+	} {
+		a, b := c.create(settings).Session, c.create(settings).Session
+		m := c.do("POST", "/v1/sessions/"+a+"/reset", ctMsgpack, mp(t, map[string]any{"seed": 3}))
+		j := c.do("POST", "/v1/sessions/"+b+"/reset", ctJSON, []byte(`{"seed": 3}`))
+		require.Equal(t, http.StatusOK, j.Status, "%s", j.Body)
+		require.Equal(t, strconv.Itoa(len(j.Body)), j.Header.Get("Content-Length"))
+		require.True(t, json.Valid(j.Body), "%s", j.Body)
+		var fromM, fromJ map[string]any
+		decodeAnswer(t, m, &fromM)
+		dec := json.NewDecoder(bytes.NewReader(j.Body))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&fromJ))
+		require.Equal(t, len(fromM), len(fromJ))
+		for k, v := range fromM {
+			if k == "seq" {
+				require.Equal(t, "1", fromJ[k].(json.Number).String())
+				continue
+			}
+			var tm, tj tensor
+			decodeAnswer(t, answer{200, http.Header{"Content-Type": {ctJSON}}, js(t, v)}, &tm)
+			decodeAnswer(t, answer{200, http.Header{"Content-Type": {ctJSON}}, js(t, fromJ[k])}, &tj)
+			require.Equal(t, tm, tj, "tensor %s", k)
+		}
+	}
 }
