@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -100,4 +103,34 @@ func TestJSONBatchMatchesMsgpack(t *testing.T) {
 			require.Equal(t, tm, tj, "tensor %s", k)
 		}
 	}
+}
+
+// TestActRequestsCountAgainstTheBudget: a policy act request holds its
+// worst-case memory against limits.memory_budget while it runs.
+func TestActRequestsCountAgainstTheBudget(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MemoryBudget = 64 << 20 }), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
+	act := func(n int) answer {
+		mask := make([]byte, n*env.NumActions)
+		for r := range n {
+			mask[r*env.NumActions] = 1
+		}
+		return c.do("POST", "/v1/policies/parity/act", ctMsgpack, mp(t, map[string]any{
+			"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": make([]byte, n*874)},
+			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+		}))
+	}
+	require.Equal(t, http.StatusOK, act(4096).Status)
+	id := c.create(map[string]any{"num_envs": 768, "game": map[string]any{"players": 3, "deals": 90}}).Session
+	require.Equal(t, http.StatusOK, act(64).Status, "a small request still fits")
+	e := requireError(t, act(4096), http.StatusTooManyRequests, "limit")
+	require.Contains(t, e.Error.Message, "limits.memory_budget")
+	require.Equal(t, http.StatusOK, c.do("DELETE", "/v1/sessions/"+id, "", nil).Status)
+	require.Equal(t, http.StatusOK, act(4096).Status)
+	require.Contains(t, string(c.do("GET", "/metrics", "", nil).Body), "dgserver_memory_reserved_bytes 0\n", "every request gave its memory back")
 }
