@@ -13,9 +13,9 @@ import (
 // its settings before it is built: the memory counted against
 // limits.memory_budget, and the sizes of its answers.
 type sessionCost struct {
-	bytes    int64 // memory at worst: engine, records, buffers
-	answer   int64 // bytes of a msgpack batch answer
-	maxBlob  int64 // the largest tensor of an answer, in bytes
+	bytes   int64 // memory at worst: engine, records, buffers
+	answer  int64 // bytes of a msgpack batch answer
+	maxBlob int64 // the largest tensor of an answer, in bytes
 }
 
 // heapMargin is added to the engine's memory (in eighths): the allocator's
