@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -61,19 +62,49 @@ func (s *Server) createSession(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	if e := s.reg.reserve(vc.NumEnvs, s.cfg.Limits); e != nil {
+	var pending *createEntry
+	if req.RequestID != nil {
+		sess, p, e := s.reg.claimRequestID(&req, s.cfg.Limits.BusyWait, c.Request.Context().Done())
+		if e != nil {
+			s.fail(c, out, e)
+			return
+		}
+		if sess != nil {
+			s.m.retries.WithLabelValues("create").Inc()
+			s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
+			return
+		}
+		pending = p
+	}
+	sess, e := s.buildSession(vc, obsDtype)
+	if pending != nil {
+		s.reg.settleRequestID(*req.RequestID, pending, sess)
+	}
+	if e != nil {
 		s.fail(c, out, e)
 		return
+	}
+	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
+	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+}
+
+// buildSession counts a session against the caps, builds it and adds it.
+func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
+	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, vc.Params, obsDtype, vc.Packed).bytes}
+	if vc.Opponent == "search" {
+		u.search = vc.NumEnvs
+	}
+	if e := s.reg.reserve(u, s.cfg.Limits); e != nil {
+		return nil, e
 	}
 	sess, e := s.newSession(vc, obsDtype)
 	if e != nil {
-		s.reg.unreserve(vc.NumEnvs)
-		s.fail(c, out, e)
-		return
+		s.reg.unreserve(u)
+		return nil, e
 	}
+	sess.usage = u
 	s.reg.add(sess)
-	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+	return sess, nil
 }
 
 // vecConfig checks a create request and turns it into the engine's config.
@@ -140,6 +171,9 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 			return vc, "", field("learner_seats", fmt.Errorf("learner seat %d: must be 0..%d", seat, p.Players-1))
 		}
 	}
+	if req.RequestID != nil && !requestIDPattern.MatchString(*req.RequestID) {
+		return vc, "", field("request_id", fmt.Errorf("request_id %.80q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", *req.RequestID))
+	}
 	if req.Opponent != "" && !slices.Contains(env.BotNames(), req.Opponent) {
 		e := field("opponent", fmt.Errorf("opponent %q: unknown bot", req.Opponent))
 		e.Details["bots"] = env.BotNames()
@@ -149,6 +183,17 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	// would hold a step for minutes.
 	if max := s.cfg.Limits.MaxSearchEnvs; req.Opponent == "search" && n > max {
 		return vc, "", field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the search opponent (limits.max_search_envs)", n, max))
+	}
+	cost := costOf(n, p, obsDtype, packed)
+	if cost.maxBlob > math.MaxUint32 {
+		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.maxBlob)
+		e.Details = map[string]any{"field": "num_envs"}
+		return vc, "", e
+	}
+	if budget := s.cfg.Limits.MemoryBudget; cost.bytes > budget {
+		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.bytes), mib(budget))
+		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.bytes}
+		return vc, "", e
 	}
 	return env.VecConfig{
 		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
@@ -185,6 +230,11 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	v, err := env.NewVecEnv(vc)
 	if err != nil {
+		var pe *env.PanicError
+		if errors.As(err, &pe) {
+			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
+			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
+		}
 		return nil, Errorf(CodeBadRequest, "%v", err)
 	}
 	l := v.Layout()
@@ -200,6 +250,7 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	sess := &session{
 		id: id, n: n, v: v,
+		claim: make(chan struct{}, 1), gone: make(chan struct{}),
 		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype, pk),
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
@@ -211,6 +262,7 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 		},
 	}
 	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n)}
+	sess.last.actions = make([]int32, n)
 	return sess, nil
 }
 
@@ -221,7 +273,7 @@ func (s *Server) claim(c *gin.Context) (in, out format, sess *session) {
 	if !ok {
 		return in, out, nil
 	}
-	sess, e := s.reg.acquire(c.Param("id"))
+	sess, e := s.reg.acquire(c.Param("id"), s.cfg.Limits.BusyWait, c.Request.Context().Done())
 	if e != nil {
 		s.fail(c, out, e)
 		return in, out, nil
@@ -235,7 +287,7 @@ func (s *Server) getSession(c *gin.Context) {
 		return
 	}
 	defer s.reg.release(sess)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
 }
 
 func (s *Server) deleteSession(c *gin.Context) {
@@ -243,7 +295,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 	if sess == nil {
 		return
 	}
-	s.reg.remove(sess) // busy stays set: the session is gone for good
+	s.reg.remove(sess) // the claim stays held: the session is gone for good
 	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }
@@ -264,11 +316,27 @@ func (s *Server) reset(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
+	again, e := sess.retry(req.Seq, sess.last.op == opReset && sess.last.seed == req.Seed)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	if again {
+		s.m.retries.WithLabelValues("reset").Inc()
+		s.writeBatch(c, out, sess)
+		return
+	}
 	if req.Seed.Set {
 		sess.v.Reset(req.Seed.V)
 	} else {
 		sess.v.ResetContinue()
 	}
+	if err := sess.v.Err(); err != nil {
+		s.broken(c, out, sess, err)
+		return
+	}
+	sess.seq.Add(1)
+	sess.last.op, sess.last.seed = opReset, req.Seed
 	s.writeBatch(c, out, sess)
 }
 
@@ -287,6 +355,7 @@ func (s *Server) step(c *gin.Context) {
 	a := &sess.actions
 	a.got = false
 	sess.stepReq.Actions = a
+	sess.stepReq.Seq = Seq{}
 	if e := decode(in, body, &sess.stepReq); e != nil {
 		s.fail(c, out, e)
 		return
@@ -295,7 +364,21 @@ func (s *Server) step(c *gin.Context) {
 		s.fail(c, out, Errorf(CodeBadRequest, "actions: required (a tensor or an array of %d integers)", sess.n))
 		return
 	}
+	again, e := sess.retry(sess.stepReq.Seq, sess.last.op == opStep && slices.Equal(sess.last.actions, a.dst))
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	if again {
+		s.m.retries.WithLabelValues("step").Inc()
+		s.writeBatch(c, out, sess)
+		return
+	}
 	if err := sess.v.Step(a.dst); err != nil {
+		if sess.v.Err() != nil {
+			s.broken(c, out, sess, err)
+			return
+		}
 		var ia *env.IllegalActionError
 		if errors.As(err, &ia) {
 			e := Errorf(CodeIllegalAction, "%v; no env was stepped", err)
@@ -310,9 +393,24 @@ func (s *Server) step(c *gin.Context) {
 		s.fail(c, out, Errorf(CodeBadRequest, "%v", err))
 		return
 	}
+	sess.seq.Add(1)
+	sess.last.op = opStep
+	copy(sess.last.actions, a.dst)
 	s.writeBatch(c, out, sess)
 	s.m.steps.Add(float64(sess.n))
 	s.m.stepLatency.Observe(time.Since(start).Seconds())
+}
+
+// broken ends a session whose env panicked inside a reset or step (a bot's
+// bug, say): its games are half-stepped, so it is deleted, and the request
+// answers 500. The server goes on.
+func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
+	var pe *env.PanicError
+	if errors.As(err, &pe) {
+		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
+	}
+	s.reg.remove(sess)
+	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
 }
 
 func (s *Server) record(c *gin.Context) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,11 @@ func TestAuth(t *testing.T) {
 		{"a longer token", "Bearer s3cret-and-more", 401},
 		{"another scheme", "Basic s3cret", 401},
 		{"the token", "Bearer s3cret", 200},
+		{"the scheme in lower case", "bearer s3cret", 200},
+		{"the scheme in any case", "BeArEr s3cret", 200},
+		{"the scheme followed by spaces", "Bearer   s3cret", 200},
+		{"no space after the scheme", "Bearers3cret", 401},
+		{"a scheme that only starts like it", "Bearerx s3cret", 401},
 	} {
 		for _, path := range []string{"/v1/sessions", "/metrics"} {
 			t.Run(path+" with "+tc.name, func(t *testing.T) {
@@ -125,9 +131,10 @@ func TestCapsAnswer429(t *testing.T) {
 }
 
 // TestBusySessionAnswers409 holds a step in flight (its body arrives slowly)
-// and sends other requests on the same session meanwhile.
+// and sends other requests on the same session meanwhile: each waits
+// limits.busy_wait, then answers 409.
 func TestBusySessionAnswers409(t *testing.T) {
-	c := newClient(t)
+	c := newClient(t, func(c *server.Config) { c.Limits.BusyWait = 20 * time.Millisecond })
 	s := c.create(map[string]any{"num_envs": 2, "seed": 5})
 	id := s.Session
 	first := c.reset(id, map[string]any{"seed": 5})

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"io"
 	"math"
+	"net/http"
 	"strconv"
 	"unsafe"
 
@@ -87,6 +90,29 @@ type batchEncoder struct {
 	length  []string // Content-Length of a msgpack answer, as a header value
 	obsF32  []float32
 	scratch [maxBatch][]byte
+	tail    [len(seqKey) + 9]byte // "seq" and its value as a msgpack int64, after the tensors
+	// The JSON form: before each tensor's base64 data, its key, dtype and
+	// shape; the bytes of the JSON answer but for seq's digits.
+	jsonPrefix [maxBatch][]byte
+	jsonLength int
+}
+
+// jsonSeqKey and jsonEnd frame the JSON answer's last field.
+const (
+	jsonSeqKey = `,"seq":`
+	jsonEnd    = "}\n"
+)
+
+// seqKey is the msgpack string "seq": the last key of every batch answer.
+const seqKey = "\xa3seq"
+
+// seqTail returns the msgpack bytes that end a batch answer: the key "seq"
+// and seq as an int64 (always 9 bytes, so the answer's length is fixed).
+func (e *batchEncoder) seqTail(seq int64) []byte {
+	copy(e.tail[:], seqKey)
+	e.tail[len(seqKey)] = 0xd3
+	binary.BigEndian.PutUint64(e.tail[len(seqKey)+1:], uint64(seq))
+	return e.tail[:]
 }
 
 // newBatchEncoder lays out the answers of a session of n envs, p players and
@@ -127,7 +153,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		e.keys[i], e.dtypes[i], e.shapes[i] = t.key, t.dtype, t.shape
 		var b []byte
 		if i == 0 {
-			b = appendMapHeader(b, len(ts))
+			b = appendMapHeader(b, len(ts)+1) // the tensors, then "seq"
 		}
 		b = appendStr(b, t.key)
 		b = appendMapHeader(b, 3)
@@ -144,8 +170,27 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		b = appendBinHeader(b, size)
 		e.prefix[i] = b
 		total += len(b) + size
+		j := []byte(`,"`)
+		if i == 0 {
+			j = []byte(`{"`)
+		}
+		j = append(j, t.key...)
+		j = append(j, `":{"dtype":"`...)
+		j = append(j, t.dtype...)
+		j = append(j, `","shape":[`...)
+		for k, s := range t.shape {
+			if k > 0 {
+				j = append(j, ',')
+			}
+			j = strconv.AppendInt(j, int64(s), 10)
+		}
+		j = append(j, `],"data":"`...)
+		e.jsonPrefix[i] = j
+		e.jsonLength += len(j) + base64.StdEncoding.EncodedLen(size) + len(`"}`)
 	}
+	e.jsonLength += len(jsonSeqKey) + len(jsonEnd)
 	e.n = len(ts)
+	total += len(e.tail)
 	e.length = []string{strconv.Itoa(total)}
 	return e
 }
@@ -179,15 +224,34 @@ func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
 	return out
 }
 
-// json is the JSON form of a batch (for debugging: base64 blobs), keyed as
-// in msgpack.
-func (e *batchEncoder) json(v *env.VecEnv) map[string]Tensor {
-	b := e.blobs(v)
-	m := make(map[string]Tensor, e.n)
+// writeJSON writes the JSON form of a batch (base64 blobs), keyed as in
+// msgpack, straight from the engine's buffers: the base64 is encoded as it
+// is written, so a JSON answer costs no more memory than a msgpack one.
+func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64) {
+	digits := strconv.AppendInt(nil, seq, 10)
+	h := w.Header()
+	h["Content-Type"] = ctJSON
+	h["Content-Length"] = []string{strconv.Itoa(e.jsonLength + len(digits))}
+	w.WriteHeader(http.StatusOK)
+	blobs := e.blobs(v)
 	for i := range e.n {
-		m[e.keys[i]] = Tensor{Dtype: e.dtypes[i], Shape: e.shapes[i], Data: b[i]}
+		if _, err := w.Write(e.jsonPrefix[i]); err != nil {
+			return // the client went away; nothing to tell it
+		}
+		b64 := base64.NewEncoder(base64.StdEncoding, w)
+		if _, err := b64.Write(blobs[i]); err != nil {
+			return
+		}
+		if err := b64.Close(); err != nil {
+			return
+		}
+		if _, err := io.WriteString(w, `"}`); err != nil {
+			return
+		}
 	}
-	return m
+	_, _ = io.WriteString(w, jsonSeqKey)
+	_, _ = w.Write(digits)
+	_, _ = io.WriteString(w, jsonEnd)
 }
 
 // Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
@@ -227,11 +291,14 @@ type PackedSpec struct {
 	MaskBytes  int        `json:"mask_bytes"`  // mask_bits row: ceil(90/8)
 }
 
-// createResponse answers POST /v1/sessions.
+// createResponse answers POST /v1/sessions and GET /v1/sessions/{id}.
 type createResponse struct {
 	Session string   `json:"session"`
 	Spec    Spec     `json:"spec"`
 	Bots    []string `json:"bots"`
+	// Seq is the number of batches the session has answered (0 until the
+	// first reset or step).
+	Seq int64 `json:"seq"`
 }
 
 // recordResponse answers GET .../record.
