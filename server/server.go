@@ -87,6 +87,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.recovery)
 	r.GET("/v1/healthz", s.healthz)
 	r.GET("/v1/readyz", s.readyz)
+	r.GET("/v1/openapi.json", s.openapi)
 	api := r.Group("/", s.auth)
 	api.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})))
 	api.POST("/v1/sessions", s.createSession)
