@@ -207,11 +207,51 @@ type createRequest struct {
 	Game         *gameRequest `json:"game"`
 	NumEnvs      *int         `json:"num_envs"`
 	Seed         Uint         `json:"seed"`
-	LearnerSeats []int        `json:"learner_seats"`
+	LearnerSeats seatList     `json:"learner_seats"`
 	Opponent     string       `json:"opponent"`
 	Reward       string       `json:"reward"`
 	ObsDtype     string       `json:"obs_dtype"`
 	Packing      string       `json:"packing"`
+}
+
+// seatList is a list of seat numbers that refuses null elements (both
+// libraries would decode them as seat 0).
+type seatList []int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *seatList) UnmarshalJSON(b []byte) error {
+	var xs []*int
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return err
+	}
+	return l.set(xs)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (l *seatList) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var xs []*int
+	if err := dec.Decode(&xs); err != nil {
+		return err
+	}
+	return l.set(xs)
+}
+
+func (l *seatList) set(xs []*int) error {
+	if xs == nil {
+		*l = nil
+		return nil
+	}
+	out := make(seatList, len(xs))
+	for i, x := range xs {
+		if x == nil {
+			e := Errorf(CodeBadRequest, "learner_seats[%d]: null, want a seat number", i)
+			e.Details = map[string]any{"field": "learner_seats"}
+			return e
+		}
+		out[i] = *x
+	}
+	*l = out
+	return nil
 }
 
 type gameRequest struct {

@@ -189,3 +189,52 @@ func TestOpenAPIIsServedWithoutAuth(t *testing.T) {
 		t.Fatalf("GET /v1/policies without the token = %d, want 401 (the document is the only new open route)", w.Code)
 	}
 }
+
+// schemathesis found these: a null seat was taken as seat 0, and a known
+// path with another method answered 404.
+func TestFoundBySchemathesis(t *testing.T) {
+	s, err := New(DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	do := func(method, path, ct string, body []byte) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(method, path, bytes.NewReader(body))
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		s.Handler().ServeHTTP(w, r)
+		return w
+	}
+	t.Run("a null learner seat is refused in JSON", func(t *testing.T) {
+		w := do("POST", "/v1/sessions", "application/json", []byte(`{"num_envs": 1, "learner_seats": [null], "opponent": "random"}`))
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "learner_seats[0]: null") {
+			t.Fatalf("create with learner_seats [null] = %d %s, want 400 naming learner_seats[0]", w.Code, w.Body)
+		}
+	})
+	t.Run("a null learner seat is refused in msgpack", func(t *testing.T) {
+		// {"learner_seats": [nil], "opponent": "random"}
+		body := append([]byte{0x82, 0xad}, "learner_seats"...)
+		body = append(body, 0x91, 0xc0, 0xa8)
+		body = append(body, "opponent"...)
+		body = append(body, 0xa6)
+		body = append(body, "random"...)
+		w := do("POST", "/v1/sessions", "application/msgpack", body)
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "learner_seats[0]: null") {
+			t.Fatalf("create with learner_seats [nil] = %d %q, want 400 naming learner_seats[0]", w.Code, w.Body)
+		}
+	})
+	t.Run("seats still decode", func(t *testing.T) {
+		w := do("POST", "/v1/sessions", "application/json", []byte(`{"num_envs": 1, "learner_seats": [1, 2], "opponent": "random"}`))
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"learner_seats":[1,2]`) {
+			t.Fatalf("create with learner_seats [1, 2] = %d %s", w.Code, w.Body)
+		}
+	})
+	t.Run("a known path with another method is 405 with Allow", func(t *testing.T) {
+		w := do("PUT", "/v1/sessions/0123", "", nil)
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, DELETE" || !strings.Contains(w.Body.String(), `"method_not_allowed"`) {
+			t.Fatalf("PUT /v1/sessions/0123 = %d Allow %q %s, want 405 Allow GET, DELETE", w.Code, w.Header().Get("Allow"), w.Body)
+		}
+	})
+}
