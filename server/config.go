@@ -56,6 +56,9 @@ type LimitsConfig struct {
 	RetryAfter        time.Duration `mapstructure:"retry_after"`          // Retry-After sent with 429
 	MaxCreateBody     int64         `mapstructure:"max_create_body"`      // bytes of a create-session body
 	MaxSearchEnvs     int           `mapstructure:"max_search_envs"`      // num_envs of a session whose opponent is "search"
+	// BusyWait is how long a request waits for another request on the same
+	// session to finish before answering 409 busy; 0 never waits.
+	BusyWait time.Duration `mapstructure:"busy_wait"`
 }
 
 // HTTPConfig are the http.Server limits.
@@ -96,6 +99,7 @@ func DefaultConfig() Config {
 			RetryAfter:        time.Second,
 			MaxCreateBody:     64 << 10,
 			MaxSearchEnvs:     64,
+			BusyWait:          2 * time.Second,
 		},
 		HTTP: HTTPConfig{
 			ReadHeaderTimeout: 5 * time.Second,
@@ -153,6 +157,9 @@ func (c *Config) Validate() error {
 	}
 	if l.MaxSearchEnvs < 1 {
 		bad("limits.max_search_envs", l.MaxSearchEnvs, "must be >= 1")
+	}
+	if l.BusyWait < 0 {
+		bad("limits.busy_wait", l.BusyWait, "must be >= 0 (0 = never wait)")
 	}
 	if l.MaxCreateBody < 1024 {
 		bad("limits.max_create_body", l.MaxCreateBody, "must be >= 1024")

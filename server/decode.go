@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -124,6 +127,13 @@ func decode(f format, body []byte, dst any) *Error {
 		}
 		return nil
 	}
+	if t := bytes.TrimSpace(body); t[0] != '{' {
+		// encoding/json would take null as "no change" (an empty body is
+		// {}, but null is not an object); other non-objects fail below.
+		if bytes.Equal(t, []byte("null")) {
+			return Errorf(CodeBadRequest, "body: null, want a JSON object")
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -202,6 +212,65 @@ func (u *Uint) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return Errorf(CodeBadRequest, "seed: want a non-negative integer (msgpack code 0x%02x)", c)
 }
 
+// Seq is the optional "seq" of a step or reset request: the seq of the last
+// batch the client holds. It refuses fractions and non-integers in either
+// format.
+type Seq struct {
+	V   int64
+	Set bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (q *Seq) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*q = Seq{}
+		return nil
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return seqError("%.40s", b)
+	}
+	*q = Seq{V: v, Set: true}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (q *Seq) DecodeMsgpack(dec *msgpack.Decoder) error {
+	c, err := dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == msgpcode.Nil:
+		*q = Seq{}
+		return dec.DecodeNil()
+	case c == msgpcode.Uint64:
+		v, err := dec.DecodeUint64()
+		if err != nil {
+			return err
+		}
+		if v > math.MaxInt64 {
+			return seqError("%d", v)
+		}
+		*q = Seq{V: int64(v), Set: true}
+		return nil
+	case isIntCode(c):
+		v, err := dec.DecodeInt64()
+		*q = Seq{V: v, Set: err == nil}
+		return err
+	}
+	return seqError("(msgpack code 0x%02x)", c)
+}
+
+func seqError(format string, v any) *Error {
+	e := Errorf(CodeBadRequest, "seq = "+format+": want an integer (the seq of the last batch you hold)", v)
+	e.Details = map[string]any{"field": "seq"}
+	return e
+}
+
+// requestIDPattern is what a create's request_id may be.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
 // createRequest is the body of POST /v1/sessions.
 type createRequest struct {
 	Game         *gameRequest `json:"game"`
@@ -212,6 +281,9 @@ type createRequest struct {
 	Reward       string       `json:"reward"`
 	ObsDtype     string       `json:"obs_dtype"`
 	Packing      string       `json:"packing"`
+	// RequestID makes the create idempotent: a create repeating a live
+	// session's request_id with the same settings answers that session.
+	RequestID *string `json:"request_id"`
 }
 
 // seatList is a list of seat numbers that refuses null elements (both
@@ -263,6 +335,7 @@ type gameRequest struct {
 // resetRequest is the body of POST .../reset.
 type resetRequest struct {
 	Seed Uint `json:"seed"`
+	Seq  Seq  `json:"seq"`
 }
 
 // actionsField decodes "actions" straight into a session's buffer: either a
@@ -275,6 +348,7 @@ type actionsField struct {
 
 type stepRequest struct {
 	Actions *actionsField `json:"actions"`
+	Seq     Seq           `json:"seq"`
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder without reflection or
@@ -488,7 +562,7 @@ func (r *createRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return decodeFields(dec, "", map[string]any{
 		"game": &r.Game, "num_envs": &r.NumEnvs, "seed": &r.Seed, "learner_seats": &r.LearnerSeats,
 		"opponent": &r.Opponent, "reward": &r.Reward, "obs_dtype": &r.ObsDtype,
-		"packing": &r.Packing,
+		"packing": &r.Packing, "request_id": &r.RequestID,
 	})
 }
 
@@ -501,20 +575,27 @@ func (g *gameRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 // DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
 func (r *resetRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFields(dec, "", map[string]any{"seed": &r.Seed})
+	return decodeFields(dec, "", map[string]any{"seed": &r.Seed, "seq": &r.Seq})
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder without reflection or maps
-// (the hot path): the only field is "actions".
+// (the hot path): the fields are "actions" and "seq".
 func (r *stepRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 	n, err := dec.DecodeMapLen()
 	if err != nil {
 		return Errorf(CodeBadRequest, "body: want a map: %v", err)
 	}
+	r.Seq = Seq{}
 	for range n {
 		key, err := dec.DecodeString()
 		if err != nil {
 			return Errorf(CodeBadRequest, "body: keys must be strings: %v", err)
+		}
+		if key == "seq" {
+			if err := r.Seq.DecodeMsgpack(dec); err != nil {
+				return err
+			}
+			continue
 		}
 		if key != "actions" {
 			return Errorf(CodeBadRequest, "unknown field %q", key)

@@ -16,6 +16,8 @@ const (
 	CodeNotFound         Code = "not_found"          // unknown session or route
 	CodeMethodNotAllowed Code = "method_not_allowed" // a known path, another method (header Allow lists its methods)
 	CodeBusy             Code = "busy"               // another request on this session is in flight
+	CodeStaleSeq         Code = "stale_seq"          // a step or reset's seq is neither the session's nor a retry of its last request
+	CodeConflict         Code = "conflict"           // a create's request_id was used with other settings
 	CodeTooLarge         Code = "too_large"          // body over the cap
 	CodeIllegalAction    Code = "illegal_action"     // an action is not legal; nothing changed
 	CodeLimit            Code = "limit"              // a server cap is reached; retry later
@@ -52,7 +54,7 @@ func Status(code Code) int {
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case CodeBusy:
+	case CodeBusy, CodeStaleSeq, CodeConflict:
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge

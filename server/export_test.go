@@ -7,3 +7,6 @@ func SetLittleEndian(v bool) bool {
 	littleEndian = v
 	return old
 }
+
+// Counts reports the live sessions and envs of s.
+func Counts(s *Server) (sessions, envs int) { return s.reg.counts() }

@@ -61,19 +61,44 @@ func (s *Server) createSession(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	if e := s.reg.reserve(vc.NumEnvs, s.cfg.Limits); e != nil {
+	var pending *createEntry
+	if req.RequestID != nil {
+		sess, p, e := s.reg.claimRequestID(&req, s.cfg.Limits.BusyWait, c.Request.Context().Done())
+		if e != nil {
+			s.fail(c, out, e)
+			return
+		}
+		if sess != nil {
+			s.m.retries.WithLabelValues("create").Inc()
+			s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
+			return
+		}
+		pending = p
+	}
+	sess, e := s.buildSession(vc, obsDtype)
+	if pending != nil {
+		s.reg.settleRequestID(*req.RequestID, pending, sess)
+	}
+	if e != nil {
 		s.fail(c, out, e)
 		return
+	}
+	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
+	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+}
+
+// buildSession counts a session against the caps, builds it and adds it.
+func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
+	if e := s.reg.reserve(vc.NumEnvs, s.cfg.Limits); e != nil {
+		return nil, e
 	}
 	sess, e := s.newSession(vc, obsDtype)
 	if e != nil {
 		s.reg.unreserve(vc.NumEnvs)
-		s.fail(c, out, e)
-		return
+		return nil, e
 	}
 	s.reg.add(sess)
-	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+	return sess, nil
 }
 
 // vecConfig checks a create request and turns it into the engine's config.
@@ -140,6 +165,9 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 			return vc, "", field("learner_seats", fmt.Errorf("learner seat %d: must be 0..%d", seat, p.Players-1))
 		}
 	}
+	if req.RequestID != nil && !requestIDPattern.MatchString(*req.RequestID) {
+		return vc, "", field("request_id", fmt.Errorf("request_id %.80q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", *req.RequestID))
+	}
 	if req.Opponent != "" && !slices.Contains(env.BotNames(), req.Opponent) {
 		e := field("opponent", fmt.Errorf("opponent %q: unknown bot", req.Opponent))
 		e.Details["bots"] = env.BotNames()
@@ -200,6 +228,7 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	sess := &session{
 		id: id, n: n, v: v,
+		claim: make(chan struct{}, 1), gone: make(chan struct{}),
 		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype, pk),
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
@@ -211,6 +240,7 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 		},
 	}
 	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n)}
+	sess.last.actions = make([]int32, n)
 	return sess, nil
 }
 
@@ -221,7 +251,7 @@ func (s *Server) claim(c *gin.Context) (in, out format, sess *session) {
 	if !ok {
 		return in, out, nil
 	}
-	sess, e := s.reg.acquire(c.Param("id"))
+	sess, e := s.reg.acquire(c.Param("id"), s.cfg.Limits.BusyWait, c.Request.Context().Done())
 	if e != nil {
 		s.fail(c, out, e)
 		return in, out, nil
@@ -235,7 +265,7 @@ func (s *Server) getSession(c *gin.Context) {
 		return
 	}
 	defer s.reg.release(sess)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
 }
 
 func (s *Server) deleteSession(c *gin.Context) {
@@ -243,7 +273,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 	if sess == nil {
 		return
 	}
-	s.reg.remove(sess) // busy stays set: the session is gone for good
+	s.reg.remove(sess) // the claim stays held: the session is gone for good
 	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }
@@ -264,11 +294,23 @@ func (s *Server) reset(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
+	again, e := sess.retry(req.Seq, sess.last.op == opReset && sess.last.seed == req.Seed)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	if again {
+		s.m.retries.WithLabelValues("reset").Inc()
+		s.writeBatch(c, out, sess)
+		return
+	}
 	if req.Seed.Set {
 		sess.v.Reset(req.Seed.V)
 	} else {
 		sess.v.ResetContinue()
 	}
+	sess.seq.Add(1)
+	sess.last.op, sess.last.seed = opReset, req.Seed
 	s.writeBatch(c, out, sess)
 }
 
@@ -287,12 +329,23 @@ func (s *Server) step(c *gin.Context) {
 	a := &sess.actions
 	a.got = false
 	sess.stepReq.Actions = a
+	sess.stepReq.Seq = Seq{}
 	if e := decode(in, body, &sess.stepReq); e != nil {
 		s.fail(c, out, e)
 		return
 	}
 	if !a.got {
 		s.fail(c, out, Errorf(CodeBadRequest, "actions: required (a tensor or an array of %d integers)", sess.n))
+		return
+	}
+	again, e := sess.retry(sess.stepReq.Seq, sess.last.op == opStep && slices.Equal(sess.last.actions, a.dst))
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	if again {
+		s.m.retries.WithLabelValues("step").Inc()
+		s.writeBatch(c, out, sess)
 		return
 	}
 	if err := sess.v.Step(a.dst); err != nil {
@@ -310,6 +363,9 @@ func (s *Server) step(c *gin.Context) {
 		s.fail(c, out, Errorf(CodeBadRequest, "%v", err))
 		return
 	}
+	sess.seq.Add(1)
+	sess.last.op = opStep
+	copy(sess.last.actions, a.dst)
 	s.writeBatch(c, out, sess)
 	s.m.steps.Add(float64(sess.n))
 	s.m.stepLatency.Observe(time.Since(start).Seconds())

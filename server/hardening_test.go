@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,9 +126,10 @@ func TestCapsAnswer429(t *testing.T) {
 }
 
 // TestBusySessionAnswers409 holds a step in flight (its body arrives slowly)
-// and sends other requests on the same session meanwhile.
+// and sends other requests on the same session meanwhile: each waits
+// limits.busy_wait, then answers 409.
 func TestBusySessionAnswers409(t *testing.T) {
-	c := newClient(t)
+	c := newClient(t, func(c *server.Config) { c.Limits.BusyWait = 20 * time.Millisecond })
 	s := c.create(map[string]any{"num_envs": 2, "seed": 5})
 	id := s.Session
 	first := c.reset(id, map[string]any{"seed": 5})

@@ -14,9 +14,10 @@ type metrics struct {
 	stepLatency prometheus.Histogram
 	errors      *prometheus.CounterVec
 	expired     prometheus.Counter
+	retries     *prometheus.CounterVec
 }
 
-var allCodes = []Code{CodeBadRequest, CodeUnauthorized, CodeNotFound, CodeBusy, CodeTooLarge,
+var allCodes = []Code{CodeBadRequest, CodeUnauthorized, CodeNotFound, CodeBusy, CodeStaleSeq, CodeConflict, CodeTooLarge,
 	CodeIllegalAction, CodeLimit, CodeUnavailable, CodeInternal}
 
 func newMetrics(r *registry) *metrics {
@@ -39,11 +40,18 @@ func newMetrics(r *registry) *metrics {
 			Name: "dgserver_sessions_expired_total",
 			Help: "Sessions deleted by the idle sweeper.",
 		}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dgserver_retries_answered_total",
+			Help: "Retried requests answered with what they had produced (a batch again, or the created session), by route.",
+		}, []string{"route"}),
+	}
+	for _, r := range []string{"create", "reset", "step"} {
+		m.retries.WithLabelValues(r)
 	}
 	for _, c := range allCodes {
 		m.errors.WithLabelValues(string(c))
 	}
-	m.reg.MustRegister(m.steps, m.stepLatency, m.errors, m.expired,
+	m.reg.MustRegister(m.steps, m.stepLatency, m.errors, m.expired, m.retries,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "dgserver_sessions_active",
 			Help: "Sessions alive (created and not yet deleted or expired).",

@@ -190,8 +190,8 @@ func TestOpenAPIIsServedWithoutAuth(t *testing.T) {
 	}
 }
 
-// schemathesis found these: a null seat was taken as seat 0, and a known
-// path with another method answered 404.
+// schemathesis found these: a null seat was taken as seat 0, a JSON null
+// body as {}, and a known path with another method answered 404.
 func TestFoundBySchemathesis(t *testing.T) {
 	s, err := New(DefaultConfig(), nil)
 	if err != nil {
@@ -223,6 +223,12 @@ func TestFoundBySchemathesis(t *testing.T) {
 		w := do("POST", "/v1/sessions", "application/msgpack", body)
 		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "learner_seats[0]: null") {
 			t.Fatalf("create with learner_seats [nil] = %d %q, want 400 naming learner_seats[0]", w.Code, w.Body)
+		}
+	})
+	t.Run("a JSON null body is refused", func(t *testing.T) {
+		w := do("POST", "/v1/sessions", "application/json", []byte(` null `))
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "want a JSON object") {
+			t.Fatalf("create with body null = %d %s, want 400", w.Code, w.Body)
 		}
 	})
 	t.Run("seats still decode", func(t *testing.T) {

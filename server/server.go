@@ -70,6 +70,7 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.reg.sessions = make(map[string]*session)
+	s.reg.ids = make(map[string]*createEntry)
 	s.m = newMetrics(&s.reg)
 	if cfg.AuthToken != "" {
 		h := sha256.Sum256([]byte(cfg.AuthToken))
@@ -279,8 +280,9 @@ func marshalMsgpack(v any) ([]byte, error) {
 
 // writeBatch writes the answer of a reset or step: the engine's buffers.
 func (s *Server) writeBatch(c *gin.Context, f format, sess *session) {
+	seq := sess.seq.Load()
 	if f == formatJSON {
-		s.respond(c, http.StatusOK, f, sess.enc.json(sess.v))
+		s.respond(c, http.StatusOK, f, sess.enc.json(sess.v, seq))
 		return
 	}
 	w := c.Writer
@@ -297,4 +299,5 @@ func (s *Server) writeBatch(c *gin.Context, f format, sess *session) {
 			return
 		}
 	}
+	_, _ = w.Write(sess.enc.seqTail(seq))
 }

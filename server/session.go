@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,23 +12,65 @@ import (
 )
 
 // session is one client's VecEnv with the scratch its requests reuse.
-// Everything below busy is touched only by the request that holds busy.
+// Everything below lastUsed is touched only by the request that holds the
+// claim.
 type session struct {
 	id    string
 	n     int
 	spec  Spec
 	stepL int64 // body cap of a step request, from num_envs
 
-	// busy is held by the one request (or the sweeper, or a delete) that may
-	// use the VecEnv. A request that cannot take it answers 409.
-	busy     atomic.Bool
-	lastUsed atomic.Int64 // unix nanoseconds, set when busy is released
+	// claim holds a token while one request (or the sweeper, or a delete)
+	// owns the session and may use the VecEnv. A request that finds it held
+	// waits up to limits.busy_wait for it, then answers 409. A removed
+	// session keeps its token for good and closes gone, so waiters see 404.
+	claim    chan struct{}
+	gone     chan struct{}
+	lastUsed atomic.Int64 // unix nanoseconds, set when the claim is released
+
+	// seq counts the batches the session has answered (resets and steps);
+	// written under the claim, read anywhere (a create's replay).
+	seq       atomic.Int64
+	requestID string // the create's request_id, or ""
 
 	v       *env.VecEnv
 	enc     *batchEncoder
 	body    []byte
 	actions actionsField
 	stepReq stepRequest
+	// last is the request that produced the current batch (seq): a retry of
+	// it answers that batch again instead of stepping.
+	last lastRequest
+}
+
+// The requests that produce a batch.
+const (
+	opNone = iota
+	opReset
+	opStep
+)
+
+// lastRequest is what a retry is compared with.
+type lastRequest struct {
+	op      int
+	seed    Uint    // a reset's seed (or none)
+	actions []int32 // a step's actions, len N
+}
+
+// retry decides what a reset or step carrying seq k does, given whether the
+// request equals the one that produced the current batch: apply it (false),
+// answer the current batch again (true), or refuse it (409 stale_seq).
+func (s *session) retry(k Seq, same bool) (bool, *Error) {
+	cur := s.seq.Load()
+	if !k.Set || k.V == cur {
+		return false, nil
+	}
+	if k.V == cur-1 && same {
+		return true, nil
+	}
+	e := Errorf(CodeStaleSeq, "seq %d: the session's last batch is %d; only %d (the next request) or a retry of the request that produced it, with seq %d, is accepted", k.V, cur, cur, cur-1)
+	e.Details = map[string]any{"seq": cur}
+	return false, e
 }
 
 func newSessionID() (string, error) {
@@ -38,14 +81,25 @@ func newSessionID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// registry holds the sessions and enforces the caps. Claiming a session
-// (busy) happens under mu, so a request and the sweeper or a delete never
-// both believe they own one.
+// tryClaim takes the session's claim if it is free.
+func (s *session) tryClaim() bool {
+	select {
+	case s.claim <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// registry holds the sessions and enforces the caps. A session is removed
+// only by whoever holds its claim, and never released after, so a request
+// that gets the claim holds a live session.
 type registry struct {
 	mu       sync.Mutex
 	sessions map[string]*session
-	pending  int // sessions being built, counted against the caps
-	envs     int // envs of live and pending sessions
+	ids      map[string]*createEntry // request_id of a live (or pending) session
+	pending  int                     // sessions being built, counted against the caps
+	envs     int                     // envs of live and pending sessions
 }
 
 // reserve counts a session of n envs against the caps before it is built.
@@ -89,20 +143,33 @@ func (r *registry) add(s *session) {
 	r.mu.Unlock()
 }
 
-// acquire claims session id for one request.
-func (r *registry) acquire(id string) (*session, *Error) {
+// acquire claims session id for one request, waiting up to wait for a
+// request in flight to finish (or until done is closed: the client left).
+func (r *registry) acquire(id string, wait time.Duration, done <-chan struct{}) (*session, *Error) {
 	r.mu.Lock()
 	s := r.sessions[id]
-	ok := s != nil && s.busy.CompareAndSwap(false, true)
+	ok := s != nil && s.tryClaim()
 	r.mu.Unlock()
 	if s == nil {
 		return nil, unknownSession(id)
 	}
-	if !ok {
-		e := Errorf(CodeBusy, "session %s: another request is in flight", id)
-		return nil, e
+	if ok {
+		return s, nil
 	}
-	return s, nil
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case s.claim <- struct{}{}:
+			return s, nil
+		case <-s.gone:
+			return nil, unknownSession(id)
+		case <-t.C:
+		case <-done:
+		}
+	}
+	e := Errorf(CodeBusy, "session %s: another request is in flight (waited %v)", id, wait)
+	return nil, e
 }
 
 func unknownSession(id string) *Error {
@@ -115,16 +182,25 @@ func unknownSession(id string) *Error {
 // release ends a request's claim; the session's idle clock restarts.
 func (r *registry) release(s *session) {
 	s.lastUsed.Store(time.Now().UnixNano())
-	s.busy.Store(false)
+	<-s.claim
 }
 
-// remove deletes a session the caller has claimed and returns it.
+// remove deletes a session the caller has claimed (and keeps claimed).
 func (r *registry) remove(s *session) {
 	r.mu.Lock()
-	delete(r.sessions, s.id)
-	r.envs -= s.n
+	r.drop(s)
 	r.mu.Unlock()
 	s.v.Close()
+}
+
+// drop unregisters a claimed session; r.mu is held.
+func (r *registry) drop(s *session) {
+	if s.requestID != "" {
+		delete(r.ids, s.requestID)
+	}
+	delete(r.sessions, s.id)
+	r.envs -= s.n
+	close(s.gone)
 }
 
 // expire removes the sessions idle for longer than ttl, skipping any with a
@@ -132,15 +208,14 @@ func (r *registry) remove(s *session) {
 func (r *registry) expire(now time.Time, ttl time.Duration) []*session {
 	var out []*session
 	r.mu.Lock()
-	for id, s := range r.sessions {
+	for _, s := range r.sessions {
 		if now.UnixNano()-s.lastUsed.Load() <= int64(ttl) {
 			continue
 		}
-		if !s.busy.CompareAndSwap(false, true) {
+		if !s.tryClaim() {
 			continue // a request holds it: never evicted under a request
 		}
-		delete(r.sessions, id)
-		r.envs -= s.n
+		r.drop(s)
 		out = append(out, s)
 	}
 	r.mu.Unlock()
@@ -164,3 +239,65 @@ func (r *registry) counts() (sessions, envs int) {
 // logID shortens a session id for logs: an id is a capability (whoever has
 // it may step the session), so logs carry only enough to tell sessions apart.
 func logID(id string) string { return id[:min(8, len(id))] + "…" }
+
+// createEntry is a request_id's create: pending (sess nil, ready open) while
+// the session is built, then the session until it is removed.
+type createEntry struct {
+	req   createRequest // the settings, request_id cleared
+	sess  *session
+	ready chan struct{} // closed when built or failed
+}
+
+// claimRequestID looks up a create's request_id: it returns the live session
+// made by an earlier create with the same settings, or nil and a pending
+// entry the caller must settle (settleRequestID) after building its session.
+// A create with other settings is a conflict; one whose twin is still being
+// built waits for it, up to wait.
+func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <-chan struct{}) (*session, *createEntry, *Error) {
+	id := *req.RequestID
+	want := *req
+	want.RequestID = nil
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		e := r.ids[id]
+		if e == nil {
+			e = &createEntry{req: want, ready: make(chan struct{})}
+			r.ids[id] = e
+			r.mu.Unlock()
+			return nil, e, nil
+		}
+		sess := e.sess
+		r.mu.Unlock()
+		if !reflect.DeepEqual(e.req, want) {
+			x := Errorf(CodeConflict, "request_id %q was used by another create with different settings: use a new request_id for a new session", id)
+			x.Details = map[string]any{"field": "request_id"}
+			return nil, nil, x
+		}
+		if sess != nil {
+			return sess, nil, nil
+		}
+		select {
+		case <-e.ready:
+		case <-deadline.C:
+			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+		case <-done:
+			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+		}
+	}
+}
+
+// settleRequestID ends a pending entry: sess is the new session (already
+// added), or nil when creating it failed.
+func (r *registry) settleRequestID(id string, e *createEntry, sess *session) {
+	r.mu.Lock()
+	if sess != nil {
+		e.sess = sess
+		sess.requestID = id
+	} else {
+		delete(r.ids, id)
+	}
+	r.mu.Unlock()
+	close(e.ready)
+}

@@ -87,6 +87,19 @@ type batchEncoder struct {
 	length  []string // Content-Length of a msgpack answer, as a header value
 	obsF32  []float32
 	scratch [maxBatch][]byte
+	tail    [len(seqKey) + 9]byte // "seq" and its value as a msgpack int64, after the tensors
+}
+
+// seqKey is the msgpack string "seq": the last key of every batch answer.
+const seqKey = "\xa3seq"
+
+// seqTail returns the msgpack bytes that end a batch answer: the key "seq"
+// and seq as an int64 (always 9 bytes, so the answer's length is fixed).
+func (e *batchEncoder) seqTail(seq int64) []byte {
+	copy(e.tail[:], seqKey)
+	e.tail[len(seqKey)] = 0xd3
+	binary.BigEndian.PutUint64(e.tail[len(seqKey)+1:], uint64(seq))
+	return e.tail[:]
 }
 
 // newBatchEncoder lays out the answers of a session of n envs, p players and
@@ -127,7 +140,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		e.keys[i], e.dtypes[i], e.shapes[i] = t.key, t.dtype, t.shape
 		var b []byte
 		if i == 0 {
-			b = appendMapHeader(b, len(ts))
+			b = appendMapHeader(b, len(ts)+1) // the tensors, then "seq"
 		}
 		b = appendStr(b, t.key)
 		b = appendMapHeader(b, 3)
@@ -146,6 +159,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		total += len(b) + size
 	}
 	e.n = len(ts)
+	total += len(e.tail)
 	e.length = []string{strconv.Itoa(total)}
 	return e
 }
@@ -181,12 +195,13 @@ func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
 
 // json is the JSON form of a batch (for debugging: base64 blobs), keyed as
 // in msgpack.
-func (e *batchEncoder) json(v *env.VecEnv) map[string]Tensor {
+func (e *batchEncoder) json(v *env.VecEnv, seq int64) map[string]any {
 	b := e.blobs(v)
-	m := make(map[string]Tensor, e.n)
+	m := make(map[string]any, e.n+1)
 	for i := range e.n {
 		m[e.keys[i]] = Tensor{Dtype: e.dtypes[i], Shape: e.shapes[i], Data: b[i]}
 	}
+	m["seq"] = seq
 	return m
 }
 
@@ -227,11 +242,14 @@ type PackedSpec struct {
 	MaskBytes  int        `json:"mask_bytes"`  // mask_bits row: ceil(90/8)
 }
 
-// createResponse answers POST /v1/sessions.
+// createResponse answers POST /v1/sessions and GET /v1/sessions/{id}.
 type createResponse struct {
 	Session string   `json:"session"`
 	Spec    Spec     `json:"spec"`
 	Bots    []string `json:"bots"`
+	// Seq is the number of batches the session has answered (0 until the
+	// first reset or step).
+	Seq int64 `json:"seq"`
 }
 
 // recordResponse answers GET .../record.

@@ -197,7 +197,7 @@ def test_bad_session_parameters_are_bad_requests(client: dgenv.Client) -> None:
 
 
 def test_deleted_session_is_not_found(client: dgenv.Client) -> None:
-    env = client.make(num_envs=2, seed=1)
+    env = client.make(num_envs=2, seed=1, recover=False)  # recover: see test_resilience.py
     env.reset()
     client._request("DELETE", f"/v1/sessions/{env.session}", session_route=True)
     with pytest.raises(dgenv.SessionNotFound) as ei:
