@@ -28,6 +28,7 @@ from dgenv.client import Batch
 from conftest import random_legal
 
 PHASES = ["before_request", "mid_request", "after_request", "mid_answer"]
+STALL = 1.5  # seconds the "stall_answer" phase holds an answer before dropping it
 
 
 def _read_head(f) -> bytes:
@@ -73,7 +74,7 @@ class CutProxy:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def arm(self, match: str, phase: str) -> None:
-        assert phase in PHASES
+        assert phase in PHASES or phase == "stall_answer"
         with self._lock:
             self._armed.append((match, phase))
 
@@ -117,6 +118,9 @@ class CutProxy:
                     return
                 rbody = sf.read(_length(rhead))
                 if phase == "after_request":
+                    return
+                if phase == "stall_answer":  # longer than the client's timeout
+                    time.sleep(STALL)
                     return
                 if phase == "mid_answer":
                     c.sendall(rhead + rbody[: len(rbody) // 2])
@@ -207,6 +211,27 @@ def test_a_request_cut_anywhere_is_applied_once(server: dgenv.LocalServer, proxy
             got, want = env.step(a), twin.step(a)
             assert_same_batch(got, want)
         assert session_seq(server, env.session) == before + 6
+    finally:
+        env.close()
+        twin.close()
+        via.close()
+
+
+def test_a_step_whose_answer_times_out_is_applied_once(server: dgenv.LocalServer, proxy: CutProxy) -> None:
+    via = dgenv.Client(proxy.url, timeout=STALL / 3, retry_timeout=20)
+    env = via.make(**SETTINGS)
+    twin = server.make(**SETTINGS)
+    try:
+        rng = np.random.default_rng(8)
+        b, t = env.reset(seed=4), twin.reset(seed=4)
+        a = random_legal(b.mask, rng)
+        proxy.arm(f"/{env.session}/step", "stall_answer")
+        t0 = time.monotonic()
+        got, want = env.step(a), twin.step(a)
+        assert time.monotonic() - t0 < STALL * 10
+        assert proxy.fired and proxy.fired[0][1] == "stall_answer"
+        assert_same_batch(got, want)
+        assert session_seq(server, env.session) == 2 == env.seq
     finally:
         env.close()
         twin.close()
