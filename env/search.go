@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // SearchBot is a determinized (PIMC) search player: for each legal card it
@@ -53,10 +54,19 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 	base.rec = nil
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[PanicError]
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic (the rollout bot's) is passed on to the caller's
+			// goroutine, where the VecEnv catches it; left here it would
+			// end the process.
+			defer func() {
+				if p := recover(); p != nil {
+					failed.CompareAndSwap(nil, Recovered(p))
+				}
+			}()
 			local := make([]float64, len(legal))
 			var world State
 			var sim State
@@ -77,6 +87,9 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 		}()
 	}
 	wg.Wait()
+	if p := failed.Load(); p != nil {
+		panic(p)
+	}
 	best, bestA := math.Inf(-1), legal[0]
 	for i, a := range legal {
 		if sums[i] > best {

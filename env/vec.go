@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/davidgoliath/dgenv/obs"
 )
@@ -96,6 +98,30 @@ type VecEnv struct {
 	work    sync.WaitGroup
 	wake    []chan struct{}
 	closed  bool
+	// failed is the first panic of a reset or step (a bot's, say), caught
+	// in whichever goroutine it happened; the VecEnv is broken after it.
+	failed atomic.Pointer[PanicError]
+}
+
+// PanicError is a panic caught inside a reset or step: in a worker
+// goroutine, a bot, or a goroutine a bot started. The VecEnv that caught it
+// is broken for good (its games are half-stepped): Step returns this error
+// and Err reports it.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the stack where it happened
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
+
+// Recovered turns a value from recover() into a *PanicError, keeping the
+// stack of a panic already caught and passed on. Call it in the deferred
+// function that recovered, so the stack is the panicking one.
+func Recovered(p any) *PanicError {
+	if e, ok := p.(*PanicError); ok {
+		return e
+	}
+	return &PanicError{Value: p, Stack: debug.Stack()}
 }
 
 const (
@@ -185,6 +211,10 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 		go v.worker(i+1, v.wake[i])
 	}
 	v.Reset(cfg.Seed)
+	if err := v.Err(); err != nil {
+		v.Close()
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -201,6 +231,14 @@ func (v *VecEnv) Close() {
 	for _, c := range v.wake {
 		close(c)
 	}
+}
+
+// Err returns the panic that broke the VecEnv (a *PanicError), or nil.
+func (v *VecEnv) Err() error {
+	if p := v.failed.Load(); p != nil {
+		return p
+	}
+	return nil
 }
 
 // Config returns the configuration (defaults filled in).
@@ -252,7 +290,8 @@ const MaskBytes = (NumActions + 7) / 8
 func (v *VecEnv) State(i int) *State { return &v.states[i] }
 
 // Reset starts a new game in every env, with each env's RNG streams
-// re-derived from (seed, env index), and zeroes the episode counters.
+// re-derived from (seed, env index), and zeroes the episode counters. A
+// panic inside it (a bot's) breaks the VecEnv: see Err.
 func (v *VecEnv) Reset(seed uint64) {
 	for i := range v.n {
 		v.states[i] = State{game: v.game, rng: NewRNG(seed, uint64(i)*2)}
@@ -283,6 +322,9 @@ func (v *VecEnv) Step(actions []int32) error {
 	if v.closed {
 		return errors.New("vecenv: closed")
 	}
+	if p := v.failed.Load(); p != nil {
+		return p
+	}
 	if len(actions) != v.n {
 		return fmt.Errorf("%d actions for %d envs", len(actions), v.n)
 	}
@@ -293,25 +335,43 @@ func (v *VecEnv) Step(actions []int32) error {
 	}
 	copy(v.actions, actions)
 	v.run(opStep)
+	if p := v.failed.Load(); p != nil {
+		return p
+	}
 	return nil
 }
 
-// run does v.mode over all envs, split in contiguous chunks over the workers.
+// run does v.mode over all envs, split in contiguous chunks over the
+// workers. A broken VecEnv does nothing.
 func (v *VecEnv) run(mode int) {
+	if v.failed.Load() != nil {
+		return
+	}
 	v.mode = mode
 	v.work.Add(len(v.wake))
 	for _, c := range v.wake {
 		c <- struct{}{}
 	}
-	v.chunk(0)
+	v.safeChunk(0)
 	v.work.Wait()
 }
 
 func (v *VecEnv) worker(id int, wake chan struct{}) {
 	for range wake {
-		v.chunk(id)
+		v.safeChunk(id)
 		v.work.Done()
 	}
+}
+
+// safeChunk runs chunk, turning a panic into v.failed: a panic in a worker
+// goroutine would otherwise end the whole process.
+func (v *VecEnv) safeChunk(id int) {
+	defer func() {
+		if p := recover(); p != nil {
+			v.failed.CompareAndSwap(nil, Recovered(p))
+		}
+	}()
+	v.chunk(id)
 }
 
 func (v *VecEnv) chunk(id int) {

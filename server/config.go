@@ -56,6 +56,12 @@ type LimitsConfig struct {
 	RetryAfter        time.Duration `mapstructure:"retry_after"`          // Retry-After sent with 429
 	MaxCreateBody     int64         `mapstructure:"max_create_body"`      // bytes of a create-session body
 	MaxSearchEnvs     int           `mapstructure:"max_search_envs"`      // num_envs of a session whose opponent is "search"
+	// MaxSearchEnvsTotal bounds the envs played against "search" over all
+	// sessions (the bot thinks for milliseconds a move, on every core).
+	MaxSearchEnvsTotal int `mapstructure:"max_search_envs_total"`
+	// MemoryBudget bounds, in bytes, the memory all sessions may come to
+	// hold, each counted at creation at the worst case of its settings.
+	MemoryBudget int64 `mapstructure:"memory_budget"`
 	// BusyWait is how long a request waits for another request on the same
 	// session to finish before answering 409 busy; 0 never waits.
 	BusyWait time.Duration `mapstructure:"busy_wait"`
@@ -68,6 +74,8 @@ type HTTPConfig struct {
 	WriteTimeout      time.Duration `mapstructure:"write_timeout"`
 	IdleTimeout       time.Duration `mapstructure:"idle_timeout"`
 	MaxHeaderBytes    int           `mapstructure:"max_header_bytes"`
+	// MaxConns bounds the connections open at once; more wait to be accepted.
+	MaxConns int `mapstructure:"max_conns"`
 }
 
 // ShutdownConfig shapes a graceful stop.
@@ -91,15 +99,17 @@ func DefaultConfig() Config {
 	return Config{
 		Addr: "127.0.0.1:8080",
 		Limits: LimitsConfig{
-			MaxSessions:       64,
-			MaxEnvsPerSession: 65536,
-			MaxEnvsTotal:      262144,
-			SessionTTL:        10 * time.Minute,
-			SweepInterval:     10 * time.Second,
-			RetryAfter:        time.Second,
-			MaxCreateBody:     64 << 10,
-			MaxSearchEnvs:     64,
-			BusyWait:          2 * time.Second,
+			MaxSessions:        64,
+			MaxEnvsPerSession:  65536,
+			MaxEnvsTotal:       262144,
+			SessionTTL:         10 * time.Minute,
+			SweepInterval:      10 * time.Second,
+			RetryAfter:         time.Second,
+			MaxCreateBody:      64 << 10,
+			MaxSearchEnvs:      64,
+			BusyWait:           2 * time.Second,
+			MaxSearchEnvsTotal: 128,
+			MemoryBudget:       2 << 30,
 		},
 		HTTP: HTTPConfig{
 			ReadHeaderTimeout: 5 * time.Second,
@@ -107,6 +117,7 @@ func DefaultConfig() Config {
 			WriteTimeout:      60 * time.Second,
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    16 << 10,
+			MaxConns:          1024,
 		},
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
 		Policies: PoliciesConfig{MaxActRows: 8192},
@@ -158,6 +169,12 @@ func (c *Config) Validate() error {
 	if l.MaxSearchEnvs < 1 {
 		bad("limits.max_search_envs", l.MaxSearchEnvs, "must be >= 1")
 	}
+	if l.MaxSearchEnvsTotal < l.MaxSearchEnvs {
+		bad("limits.max_search_envs_total", l.MaxSearchEnvsTotal, fmt.Sprintf("must be >= limits.max_search_envs (%d)", l.MaxSearchEnvs))
+	}
+	if l.MemoryBudget < 64<<20 {
+		bad("limits.memory_budget", l.MemoryBudget, "must be >= 67108864 (64 MiB)")
+	}
 	if l.BusyWait < 0 {
 		bad("limits.busy_wait", l.BusyWait, "must be >= 0 (0 = never wait)")
 	}
@@ -178,6 +195,9 @@ func (c *Config) Validate() error {
 		if d.v <= 0 {
 			bad(d.key, d.v, "must be > 0")
 		}
+	}
+	if h.MaxConns < 1 {
+		bad("http.max_conns", h.MaxConns, "must be >= 1")
 	}
 	if h.MaxHeaderBytes < 1024 {
 		bad("http.max_header_bytes", h.MaxHeaderBytes, "must be >= 1024")

@@ -71,15 +71,14 @@ func responseFormat(r *http.Request, in format) format {
 }
 
 // readBody reads the whole body, at most limit bytes, into *buf (reused).
+// The buffer grows as bytes arrive, never to a declared Content-Length in
+// advance: a client declaring a large body and sending none costs nothing.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *[]byte) ([]byte, *Error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	b := (*buf)[:0]
-	if r.ContentLength > 0 && int64(cap(b)) < r.ContentLength {
-		b = make([]byte, 0, r.ContentLength)
-	}
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

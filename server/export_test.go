@@ -10,3 +10,6 @@ func SetLittleEndian(v bool) bool {
 
 // Counts reports the live sessions and envs of s.
 func Counts(s *Server) (sessions, envs int) { return s.reg.counts() }
+
+// SetActHook runs f in each worker of a policy act request (nil: none).
+func SetActHook(f func(lo, hi int)) { testHookAct = f }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -89,14 +90,19 @@ func (s *Server) createSession(c *gin.Context) {
 
 // buildSession counts a session against the caps, builds it and adds it.
 func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
-	if e := s.reg.reserve(vc.NumEnvs, s.cfg.Limits); e != nil {
+	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, vc.Params, obsDtype, vc.Packed).bytes}
+	if vc.Opponent == "search" {
+		u.search = vc.NumEnvs
+	}
+	if e := s.reg.reserve(u, s.cfg.Limits); e != nil {
 		return nil, e
 	}
 	sess, e := s.newSession(vc, obsDtype)
 	if e != nil {
-		s.reg.unreserve(vc.NumEnvs)
+		s.reg.unreserve(u)
 		return nil, e
 	}
+	sess.usage = u
 	s.reg.add(sess)
 	return sess, nil
 }
@@ -178,6 +184,17 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	if max := s.cfg.Limits.MaxSearchEnvs; req.Opponent == "search" && n > max {
 		return vc, "", field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the search opponent (limits.max_search_envs)", n, max))
 	}
+	cost := costOf(n, p, obsDtype, packed)
+	if cost.maxBlob > math.MaxUint32 {
+		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.maxBlob)
+		e.Details = map[string]any{"field": "num_envs"}
+		return vc, "", e
+	}
+	if budget := s.cfg.Limits.MemoryBudget; cost.bytes > budget {
+		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.bytes), mib(budget))
+		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.bytes}
+		return vc, "", e
+	}
 	return env.VecConfig{
 		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
 		Opponent: req.Opponent, Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed,
@@ -213,6 +230,11 @@ func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error
 	}
 	v, err := env.NewVecEnv(vc)
 	if err != nil {
+		var pe *env.PanicError
+		if errors.As(err, &pe) {
+			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
+			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
+		}
 		return nil, Errorf(CodeBadRequest, "%v", err)
 	}
 	l := v.Layout()
@@ -309,6 +331,10 @@ func (s *Server) reset(c *gin.Context) {
 	} else {
 		sess.v.ResetContinue()
 	}
+	if err := sess.v.Err(); err != nil {
+		s.broken(c, out, sess, err)
+		return
+	}
 	sess.seq.Add(1)
 	sess.last.op, sess.last.seed = opReset, req.Seed
 	s.writeBatch(c, out, sess)
@@ -349,6 +375,10 @@ func (s *Server) step(c *gin.Context) {
 		return
 	}
 	if err := sess.v.Step(a.dst); err != nil {
+		if sess.v.Err() != nil {
+			s.broken(c, out, sess, err)
+			return
+		}
 		var ia *env.IllegalActionError
 		if errors.As(err, &ia) {
 			e := Errorf(CodeIllegalAction, "%v; no env was stepped", err)
@@ -369,6 +399,18 @@ func (s *Server) step(c *gin.Context) {
 	s.writeBatch(c, out, sess)
 	s.m.steps.Add(float64(sess.n))
 	s.m.stepLatency.Observe(time.Since(start).Seconds())
+}
+
+// broken ends a session whose env panicked inside a reset or step (a bot's
+// bug, say): its games are half-stepped, so it is deleted, and the request
+// answers 500. The server goes on.
+func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
+	var pe *env.PanicError
+	if errors.As(err, &pe) {
+		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
+	}
+	s.reg.remove(sess)
+	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
 }
 
 func (s *Server) record(c *gin.Context) {

@@ -29,6 +29,11 @@ func TestAuth(t *testing.T) {
 		{"a longer token", "Bearer s3cret-and-more", 401},
 		{"another scheme", "Basic s3cret", 401},
 		{"the token", "Bearer s3cret", 200},
+		{"the scheme in lower case", "bearer s3cret", 200},
+		{"the scheme in any case", "BeArEr s3cret", 200},
+		{"the scheme followed by spaces", "Bearer   s3cret", 200},
+		{"no space after the scheme", "Bearers3cret", 401},
+		{"a scheme that only starts like it", "Bearerx s3cret", 401},
 	} {
 		for _, path := range []string{"/v1/sessions", "/metrics"} {
 			t.Run(path+" with "+tc.name, func(t *testing.T) {

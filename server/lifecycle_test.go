@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -368,4 +369,64 @@ func freshClient(tb testing.TB) *http.Client {
 	hc := &http.Client{Transport: &http.Transport{}}
 	tb.Cleanup(hc.CloseIdleConnections)
 	return hc
+}
+
+// TestConnectionsAreCapped: with http.max_conns = 2, a third connection is
+// not served while two are open, and is once one closes.
+func TestConnectionsAreCapped(t *testing.T) {
+	srv := newServer(t, func(c *server.Config) { c.HTTP.MaxConns = 2 })
+	url, _ := serve(t, srv)
+	addr := strings.TrimPrefix(url, "http://")
+	get := func(conn net.Conn) {
+		_, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: dg\r\n\r\n")
+		require.NoError(t, err)
+	}
+	var open []net.Conn
+	for range 2 {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		get(conn)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		open = append(open, conn)
+	}
+	third, err := net.Dial("tcp", addr) // the kernel accepts it; the server does not yet
+	require.NoError(t, err)
+	defer third.Close()
+	get(third)
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		t.Fatalf("a third connection was served while two were open (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	open[0].Close()
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the third connection was not served after one closed")
+	}
+}
+
+// TestServerErrorsLogAtWarn: what net/http logs (accept errors such as
+// running out of file descriptors) reaches the log at WARN.
+func TestServerErrorsLogAtWarn(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := server.New(testConfig(), log)
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.HTTPServer().ErrorLog.Print("http: Accept error: accept tcp: too many open files; retrying in 5ms")
+	require.Contains(t, buf.String(), "level=WARN")
+	require.Contains(t, buf.String(), "too many open files")
 }

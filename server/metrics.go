@@ -57,6 +57,10 @@ func newMetrics(r *registry) *metrics {
 			Help: "Sessions alive (created and not yet deleted or expired).",
 		}, func() float64 { s, _ := r.counts(); return float64(s) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "dgserver_memory_reserved_bytes",
+			Help: "Memory all sessions may come to hold at worst, as counted against limits.memory_budget.",
+		}, func() float64 { return float64(r.bytesInUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "dgserver_envs_active",
 			Help: "Envs held by all sessions (those being created included).",
 		}, func() float64 { _, e := r.counts(); return float64(e) }),

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
 
@@ -126,11 +127,21 @@ func (s *Server) act(c *gin.Context) {
 	// (seed, row), so the answer does not depend on the split.
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[env.PanicError]
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic here would end the process: catch it, answer 500.
+			defer func() {
+				if p := recover(); p != nil {
+					failed.CompareAndSwap(nil, env.Recovered(p))
+				}
+			}()
+			if testHookAct != nil {
+				testHookAct(lo, hi)
+			}
 			_ = p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*env.NumActions:hi*env.NumActions])
 			for r := lo; r < hi; r++ {
 				rng := env.NewRNG(req.Seed.V, uint64(r))
@@ -139,12 +150,20 @@ func (s *Server) act(c *gin.Context) {
 		}()
 	}
 	wg.Wait()
+	if pe := failed.Load(); pe != nil {
+		s.log.Error("panic evaluating a policy", "policy", name, "panic", pe.Value, "stack", string(pe.Stack))
+		s.fail(c, out, Errorf(CodeInternal, "internal error evaluating policy %q (a panic, logged)", name))
+		return
+	}
 	resp := actResponse{Policy: name, Actions: Tensor{Dtype: dtypeI4, Shape: []int{n}, Data: leBytes(actions)}}
 	if req.Logits {
 		resp.Logits = &Tensor{Dtype: dtypeF4, Shape: []int{n, env.NumActions}, Data: leBytes(logits)}
 	}
 	s.respond(c, http.StatusOK, out, resp)
 }
+
+// testHookAct, when set (by tests), runs in each act worker before its rows.
+var testHookAct func(lo, hi int)
 
 // checkAct validates an act request and returns the batch size, the
 // observations as floats and the masks.

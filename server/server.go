@@ -123,16 +123,19 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout:      h.WriteTimeout,
 		IdleTimeout:       h.IdleTimeout,
 		MaxHeaderBytes:    h.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// The http.Server logs what goes wrong below the handlers: accept
+		// errors (out of file descriptors), TLS and hijack trouble. Warnings.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
 
-// Serve answers on ln until ctx is done, then shuts down gracefully:
+// Serve answers on ln, at most http.max_conns connections at once, until ctx is done, then shuts down gracefully:
 // readiness answers 503 for the drain delay while requests are still
 // served, then the listener closes and in-flight requests finish (cut off
 // after the shutdown timeout), then the sessions are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.HTTPServer()
+	ln = newLimitListener(ln, s.cfg.HTTP.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -211,7 +214,7 @@ func (s *Server) auth(c *gin.Context) {
 	if s.tokenHash == nil {
 		return
 	}
-	tok, ok := strings.CutPrefix(c.Request.Header.Get("Authorization"), "Bearer ")
+	tok, ok := bearerToken(c.Request.Header.Get("Authorization"))
 	// Comparing fixed-size hashes keeps the time independent of the token's length too.
 	h := sha256.Sum256([]byte(tok))
 	if !ok || subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) != 1 {
@@ -219,6 +222,16 @@ func (s *Server) auth(c *gin.Context) {
 		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}
+}
+
+// bearerToken reads "Bearer <token>": the scheme in any letter case and one
+// or more spaces after it (RFC 7235's credentials).
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
 
 // formatOf is the answer format of a request, even one with a bad Content-Type.

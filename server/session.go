@@ -19,6 +19,7 @@ type session struct {
 	n     int
 	spec  Spec
 	stepL int64 // body cap of a step request, from num_envs
+	usage usage // counted against the server-wide caps
 
 	// claim holds a token while one request (or the sweeper, or a delete)
 	// owns the session and may use the VecEnv. A request that finds it held
@@ -32,6 +33,7 @@ type session struct {
 	// written under the claim, read anywhere (a create's replay).
 	seq       atomic.Int64
 	requestID string // the create's request_id, or ""
+	removed   bool   // set by remove, under the claim
 
 	v       *env.VecEnv
 	enc     *batchEncoder
@@ -99,23 +101,48 @@ type registry struct {
 	sessions map[string]*session
 	ids      map[string]*createEntry // request_id of a live (or pending) session
 	pending  int                     // sessions being built, counted against the caps
-	envs     int                     // envs of live and pending sessions
+	inUse    usage                   // of live and pending sessions
 }
 
-// reserve counts a session of n envs against the caps before it is built.
-func (r *registry) reserve(n int, lim LimitsConfig) *Error {
+// usage is what a session counts against the server-wide caps.
+type usage struct {
+	envs   int   // num_envs
+	bytes  int64 // memory at worst (costOf)
+	search int   // envs played against the search bot
+}
+
+func (u *usage) add(o usage, sign int) {
+	u.envs += sign * o.envs
+	u.bytes += int64(sign) * o.bytes
+	u.search += sign * o.search
+}
+
+// reserve counts a session against the caps before it is built.
+func (r *registry) reserve(u usage, lim LimitsConfig) *Error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.sessions)+r.pending >= lim.MaxSessions {
 		return limitError(lim, "sessions", lim.MaxSessions)
 	}
-	if r.envs+n > lim.MaxEnvsTotal {
+	if r.inUse.envs+u.envs > lim.MaxEnvsTotal {
 		e := limitError(lim, "envs in total", lim.MaxEnvsTotal)
-		e.Details["envs_in_use"] = r.envs
+		e.Details["envs_in_use"] = r.inUse.envs
+		return e
+	}
+	if u.search > 0 && r.inUse.search+u.search > lim.MaxSearchEnvsTotal {
+		e := Errorf(CodeLimit, "server limit reached: at most %d envs in total played against the search bot (limits.max_search_envs_total); %d in use", lim.MaxSearchEnvsTotal, r.inUse.search)
+		e.Details = map[string]any{"limit": lim.MaxSearchEnvsTotal, "search_envs_in_use": r.inUse.search}
+		e.RetryAfter = int(lim.RetryAfter / time.Second)
+		return e
+	}
+	if r.inUse.bytes+u.bytes > lim.MemoryBudget {
+		e := Errorf(CodeLimit, "server memory budget reached: this session needs up to %s, and %s of the %s limits.memory_budget are held by other sessions", mib(u.bytes), mib(r.inUse.bytes), mib(lim.MemoryBudget))
+		e.Details = map[string]any{"limit": lim.MemoryBudget, "bytes_needed": u.bytes, "bytes_in_use": r.inUse.bytes}
+		e.RetryAfter = int(lim.RetryAfter / time.Second)
 		return e
 	}
 	r.pending++
-	r.envs += n
+	r.inUse.add(u, 1)
 	return nil
 }
 
@@ -127,10 +154,10 @@ func limitError(lim LimitsConfig, what string, max int) *Error {
 }
 
 // unreserve undoes reserve when building the session failed.
-func (r *registry) unreserve(n int) {
+func (r *registry) unreserve(u usage) {
 	r.mu.Lock()
 	r.pending--
-	r.envs -= n
+	r.inUse.add(u, -1)
 	r.mu.Unlock()
 }
 
@@ -179,14 +206,19 @@ func unknownSession(id string) *Error {
 	return Errorf(CodeNotFound, "session %q: unknown (deleted, expired or never created)", id)
 }
 
-// release ends a request's claim; the session's idle clock restarts.
+// release ends a request's claim; the session's idle clock restarts. A
+// session the request removed stays claimed.
 func (r *registry) release(s *session) {
+	if s.removed {
+		return
+	}
 	s.lastUsed.Store(time.Now().UnixNano())
 	<-s.claim
 }
 
 // remove deletes a session the caller has claimed (and keeps claimed).
 func (r *registry) remove(s *session) {
+	s.removed = true
 	r.mu.Lock()
 	r.drop(s)
 	r.mu.Unlock()
@@ -199,7 +231,7 @@ func (r *registry) drop(s *session) {
 		delete(r.ids, s.requestID)
 	}
 	delete(r.sessions, s.id)
-	r.envs -= s.n
+	r.inUse.add(s.usage, -1)
 	close(s.gone)
 }
 
@@ -233,7 +265,14 @@ func (r *registry) closeIdle() int {
 func (r *registry) counts() (sessions, envs int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.sessions), r.envs
+	return len(r.sessions), r.inUse.envs
+}
+
+// bytesInUse is the memory counted against limits.memory_budget.
+func (r *registry) bytesInUse() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inUse.bytes
 }
 
 // logID shortens a session id for logs: an id is a capability (whoever has

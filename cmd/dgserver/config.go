@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -75,6 +79,9 @@ func loadConfig(args, environ []string) (server.Config, error) {
 	if fs.Changed("policies") {
 		v.Set("policies.dir", *policies)
 	}
+	if err := checkTypes(v, reflect.TypeOf(cfg), ""); err != nil {
+		return cfg, fmt.Errorf("invalid configuration:\n%w", err)
+	}
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
@@ -82,6 +89,52 @@ func loadConfig(args, environ []string) (server.Config, error) {
 		return cfg, fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	return cfg, nil
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// checkTypes refuses what the decoder would silently misread: a number
+// given for a duration (YAML's `read_timeout: 60` would be 60 ns; only 0 is
+// unambiguous) and a fraction given for a count (`max_sessions: 2.7` would
+// be 2). Strings (variables, flags, quoted values) are parsed strictly by
+// the decoder itself. It walks t's mapstructure keys under prefix.
+func checkTypes(v *viper.Viper, t reflect.Type, prefix string) error {
+	var errs []error
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key := prefix + f.Tag.Get("mapstructure")
+		if f.Type.Kind() == reflect.Struct {
+			if err := checkTypes(v, f.Type, key+"."); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		raw := v.Get(key)
+		var x float64
+		switch n := raw.(type) {
+		case int:
+			x = float64(n)
+		case int64:
+			x = float64(n)
+		case uint64:
+			x = float64(n)
+		case float64:
+			x = n
+		default:
+			continue // strings and the rest: the decoder parses them and names the key
+		}
+		switch {
+		case f.Type == durationType:
+			if x != 0 {
+				errs = append(errs, fmt.Errorf("%s = %v: a duration needs a unit (e.g. %vs or %vms); a bare number would be read as nanoseconds", key, raw, raw, raw))
+			}
+		case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Int64:
+			if x != math.Trunc(x) || math.Abs(x) > math.MaxInt32*float64(1<<31) {
+				errs = append(errs, fmt.Errorf("%s = %v: want a whole number", key, raw))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -6,7 +6,7 @@
 //	dgserver --addr unix:/tmp/dg.sock         a Unix socket (owner-only); prints "listening on unix:/tmp/dg.sock"
 //	dgserver --config configs/prod.yaml       a file; DGSERVER_* variables override it
 //
-// It stops gracefully on SIGTERM or SIGINT.
+// It stops gracefully on SIGTERM, SIGINT or SIGHUP (a closed terminal).
 package main
 
 import (
@@ -26,8 +26,13 @@ import (
 	"github.com/davidgoliath/dgenv/server"
 )
 
+// stopSignals end the server gracefully (drain, then exit). SIGHUP is one
+// of them: a closed terminal or a supervisor's reload must never kill the
+// process with requests in flight.
+var stopSignals = []os.Signal{syscall.SIGTERM, os.Interrupt, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }

@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +55,12 @@ func TestConfigLayers(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "127.0.0.1:0", cfg.Addr)
 	})
+	t.Run("whole numbers written as floats and a zero duration are fine", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--config", writeFile(t, "limits:\n  max_sessions: 8.0\nshutdown:\n  drain_delay: 0\n")}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 8, cfg.Limits.MaxSessions)
+		assert.Equal(t, time.Duration(0), cfg.Shutdown.DrainDelay)
+	})
 	t.Run("a token allows a public address", func(t *testing.T) {
 		cfg, err := loadConfig([]string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc"})
 		require.NoError(t, err)
@@ -80,6 +88,13 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"a missing file", []string{"--config", "/nonexistent/x.yaml"}, nil, "x.yaml"},
 		{"an unknown flag", []string{"--port", "80"}, nil, "port"},
 		{"a stray argument", []string{"serve"}, nil, "serve"},
+		{"a duration without a unit", []string{"--config", "FILE:http:\n  read_timeout: 60\n"}, nil, "http.read_timeout = 60: a duration needs a unit"},
+		{"a fractional duration without a unit", []string{"--config", "FILE:limits:\n  session_ttl: 1.5\n"}, nil, "limits.session_ttl"},
+		{"a duration variable without a unit", nil, []string{"DGSERVER_HTTP_WRITE_TIMEOUT=60"}, "http.write_timeout"},
+		{"a fractional count", []string{"--config", "FILE:limits:\n  max_sessions: 2.7\n"}, nil, "limits.max_sessions = 2.7: want a whole number"},
+		{"a fractional byte count", []string{"--config", "FILE:limits:\n  max_create_body: 65536.5\n"}, nil, "limits.max_create_body"},
+		{"a fractional count variable", nil, []string{"DGSERVER_LIMITS_MAX_SESSIONS=2.7"}, "limits.max_sessions"},
+		{"a count too large for an int", []string{"--config", "FILE:limits:\n  max_sessions: 1e30\n"}, nil, "limits.max_sessions"},
 	} {
 		t.Run("refuses "+tc.name, func(t *testing.T) {
 			args := append([]string(nil), tc.args...)
@@ -260,4 +275,52 @@ func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, ps, "parity")
 	})
+}
+
+// TestSignalsDrain runs main in a child process (this test binary) and
+// sends it each stop signal: it must drain and exit 0, never die of it.
+func TestSignalsDrain(t *testing.T) {
+	if os.Getenv("DG_TEST_RUN_MAIN") == "1" {
+		os.Args = []string{"dgserver", "--addr", "127.0.0.1:0"}
+		main()
+		return
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSignalsDrain$")
+			cmd.Env = append(os.Environ(), "DG_TEST_RUN_MAIN=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err, "reading the first line")
+			require.Contains(t, line, "listening on")
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			require.NoError(t, cmd.Process.Signal(sig))
+			err = cmd.Wait()
+			require.NoError(t, err, "exit after %v; stderr: %s", sig, stderr.String())
+			assert.Contains(t, stderr.String(), "shutting down")
+		})
+	}
+}
+
+// TestPoliciesDirRefusesAFIFO: a FIFO named x.onnx in policies.dir stops
+// start-up with its name instead of hanging it.
+func TestPoliciesDirRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "x.onnx"), 0o600))
+	var stdout, stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--addr", "127.0.0.1:0", "--policies", dir}, nil, &stdout, &stderr)
+	}()
+	select {
+	case code := <-done:
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr.String(), "x.onnx: not a regular file")
+	case <-time.After(20 * time.Second):
+		t.Fatal("start-up hung on a FIFO in policies.dir")
+	}
 }

@@ -39,9 +39,14 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 		if !NamePattern.MatchString(name) {
 			return nil, fmt.Errorf("policies: file %q: name must match %s", file, NamePattern)
 		}
-		info, err := e.Info()
+		// Stat follows a link (inside fsys): what is read must be a regular
+		// file. A FIFO would block the read, and start-up, for ever.
+		info, err := fs.Stat(fsys, file)
 		if err != nil {
 			return nil, fmt.Errorf("policies: %s: %w", file, err)
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("policies: %s: not a regular file (%v)", file, info.Mode().Type())
 		}
 		if info.Size() > MaxModelBytes {
 			return nil, fmt.Errorf("policies: %s: %d bytes, at most %d", file, info.Size(), MaxModelBytes)

@@ -173,10 +173,29 @@ func (p *Policy) CheckGame(g *env.Game) error {
 	return nil
 }
 
+// Bounds on a graph, so that a small file cannot make every forward pass
+// expensive: an exported policy (an MLP of a few layers) has about ten
+// nodes, a few thousand values and a few million multiply-adds a row.
+const (
+	// MaxNodes bounds the graph's nodes.
+	MaxNodes = 256
+	// MaxScratch bounds the values one forward pass holds (the widths of
+	// every node's output, and the input): 4 MiB of float32 a row.
+	MaxScratch = 1 << 20
+	// MaxMultiplyAdds bounds the multiply-adds of one row over every
+	// MatMul/Gemm (16 Mi: some milliseconds).
+	MaxMultiplyAdds = 1 << 24
+)
+
 // compile turns the graph into a straight sequence of steps over value
-// slots, checking every op, shape and name on the way.
+// slots, checking every op, shape, name and constant on the way, and the
+// graph's size against MaxNodes, MaxScratch and MaxMultiplyAdds.
 func (p *Policy) compile(m *rawModel) error {
 	d := p.meta.ObsSize
+	if len(m.nodes) > MaxNodes {
+		return bad("%d nodes, at most %d", len(m.nodes), MaxNodes)
+	}
+	scratch, macs := d, 0
 	var dataIn []valueInfo
 	for _, in := range m.inputs {
 		if _, isInit := m.inits[in.name]; !isInit {
@@ -255,6 +274,12 @@ func (p *Policy) compile(m *rawModel) error {
 			if k != w {
 				return bad("node %d (%s): weight %v does not fit an input of width %d", i, n.op, wt.dims, w)
 			}
+			if macs += k * nn; macs > MaxMultiplyAdds {
+				return bad("node %d (%s): the graph needs over %d multiply-adds a row (at most %d)", i, n.op, macs, MaxMultiplyAdds)
+			}
+			if !finite(alpha) || !finite(beta) {
+				return bad("node %d (Gemm): alpha %v / beta %v: not finite", i, alpha, beta)
+			}
 			st.k, st.n = k, nn
 			st.w = make([]float32, k*nn)
 			for r := range k {
@@ -304,6 +329,14 @@ func (p *Policy) compile(m *rawModel) error {
 		default:
 			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity)", i, n.op)
 		}
+		if scratch += st.n; scratch > MaxScratch {
+			return bad("node %d (%s): the graph's values need over %d floats a row (at most %d)", i, n.op, scratch, MaxScratch)
+		}
+		for _, c := range [][]float32{st.w, st.bias, st.c} {
+			if j := slices.IndexFunc(c, func(v float32) bool { return !finite(v) }); j >= 0 {
+				return bad("node %d (%s): constant value %v (NaN or infinite weights make every move the same)", i, n.op, c[j])
+			}
+		}
 		if st.out, err = newSlot(n.outputs[0], st.n); err != nil {
 			return err
 		}
@@ -324,6 +357,8 @@ func (p *Policy) compile(m *rawModel) error {
 	}
 	return nil
 }
+
+func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
 // rowVector accepts a constant of n values (shape [n] or [1, n]) or a scalar.
 func rowVector(t rawTensor, n int) ([]float32, error) {

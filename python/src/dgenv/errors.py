@@ -145,7 +145,9 @@ class Unavailable(ServerError):
 
 
 class InternalError(ServerError):
-    """500: a server bug (the server recovered; the session is intact)."""
+    """500: a server bug the server caught. A panic while stepping or
+    resetting a session deletes that session: its next request answers 404
+    (and a :class:`~dgenv.BatchEnv` with ``recover`` re-creates it then)."""
 
 
 class ServerUnavailable(DgenvError):
