@@ -1,11 +1,17 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -13,15 +19,15 @@ import (
 // their settings; past limits.memory_budget a create answers 429 (413 for a
 // session larger than the whole budget) naming it, and a delete frees it.
 func TestMemoryBudget(t *testing.T) {
-	srv := newServer(t, func(c *server.Config) { c.Limits.MemoryBudget = 300 << 20 })
+	srv := newServer(t, func(c *server.Config) { c.Limits.MemoryBudget = 350 << 20 })
 	c := &client{tb: t, h: srv.Handler()}
-	// 2048 envs of 90 deals: two records of 90 deals each per env, ~132 MiB.
+	// 2048 envs of 90 deals: two records of 90 deals each per env, ~152 MiB.
 	big := map[string]any{"num_envs": 2048, "game": map[string]any{"players": 3, "deals": 90}}
 	a := c.create(big).Session
 	c.create(big)
 	e := requireError(t, c.do("POST", "/v1/sessions", ctMsgpack, mp(t, big)), http.StatusTooManyRequests, "limit")
 	require.Contains(t, e.Error.Message, "limits.memory_budget")
-	require.Contains(t, e.Error.Message, "300 MiB")
+	require.Contains(t, e.Error.Message, "350 MiB")
 	// Small sessions still fit.
 	c.create(map[string]any{"num_envs": 16})
 	huge := map[string]any{"num_envs": 8192, "game": map[string]any{"players": 3, "deals": 90}}
@@ -61,4 +67,70 @@ func TestAnswerOverMsgpackBinLimitIsRefused(t *testing.T) {
 	})
 	e := requireError(t, c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"num_envs": 1 << 20, "obs_dtype": "<f4", "game": map[string]any{"players": 6}})), http.StatusBadRequest, "bad_request")
 	require.Contains(t, e.Error.Message, "4 GiB")
+}
+
+// TestJSONBatchMatchesMsgpack: the streamed JSON answer is valid JSON with
+// the msgpack answer's tensors and seq, and its Content-Length is exact.
+func TestJSONBatchMatchesMsgpack(t *testing.T) {
+	srv := newServer(t)
+	url, _ := serve(t, srv)
+	c := &client{tb: t, base: url}
+	for _, settings := range []map[string]any{
+		{"num_envs": 5, "seed": 1},
+		{"num_envs": 5, "seed": 1, "obs_dtype": "<f4", "game": map[string]any{"players": 6}},
+		{"num_envs": 5, "seed": 1, "packing": "bits", "game": map[string]any{"players": 3}},
+	} {
+		a, b := c.create(settings).Session, c.create(settings).Session
+		m := c.do("POST", "/v1/sessions/"+a+"/reset", ctMsgpack, mp(t, map[string]any{"seed": 3}))
+		j := c.do("POST", "/v1/sessions/"+b+"/reset", ctJSON, []byte(`{"seed": 3}`))
+		require.Equal(t, http.StatusOK, j.Status, "%s", j.Body)
+		require.Equal(t, strconv.Itoa(len(j.Body)), j.Header.Get("Content-Length"))
+		require.True(t, json.Valid(j.Body), "%s", j.Body)
+		var fromM, fromJ map[string]any
+		decodeAnswer(t, m, &fromM)
+		dec := json.NewDecoder(bytes.NewReader(j.Body))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&fromJ))
+		require.Equal(t, len(fromM), len(fromJ))
+		for k, v := range fromM {
+			if k == "seq" {
+				require.Equal(t, "1", fromJ[k].(json.Number).String())
+				continue
+			}
+			var tm, tj tensor
+			decodeAnswer(t, answer{200, http.Header{"Content-Type": {ctJSON}}, js(t, v)}, &tm)
+			decodeAnswer(t, answer{200, http.Header{"Content-Type": {ctJSON}}, js(t, fromJ[k])}, &tj)
+			require.Equal(t, tm, tj, "tensor %s", k)
+		}
+	}
+}
+
+// TestActRequestsCountAgainstTheBudget: a policy act request holds its
+// worst-case memory against limits.memory_budget while it runs.
+func TestActRequestsCountAgainstTheBudget(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MemoryBudget = 64 << 20 }), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
+	act := func(n int) answer {
+		mask := make([]byte, n*env.NumActions)
+		for r := range n {
+			mask[r*env.NumActions] = 1
+		}
+		return c.do("POST", "/v1/policies/parity/act", ctMsgpack, mp(t, map[string]any{
+			"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": make([]byte, n*874)},
+			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+		}))
+	}
+	require.Equal(t, http.StatusOK, act(4096).Status)
+	id := c.create(map[string]any{"num_envs": 768, "game": map[string]any{"players": 3, "deals": 90}}).Session
+	require.Equal(t, http.StatusOK, act(64).Status, "a small request still fits")
+	e := requireError(t, act(4096), http.StatusTooManyRequests, "limit")
+	require.Contains(t, e.Error.Message, "limits.memory_budget")
+	require.Equal(t, http.StatusOK, c.do("DELETE", "/v1/sessions/"+id, "", nil).Status)
+	require.Equal(t, http.StatusOK, act(4096).Status)
+	require.Contains(t, string(c.do("GET", "/metrics", "", nil).Body), "dgserver_memory_reserved_bytes 0\n", "every request gave its memory back")
 }

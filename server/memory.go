@@ -13,18 +13,10 @@ import (
 // its settings before it is built: the memory counted against
 // limits.memory_budget, and the sizes of its answers.
 type sessionCost struct {
-	bytes    int64 // memory at worst: engine, records, buffers, one answer in flight
-	answer   int64 // bytes of a msgpack batch answer
-	maxBlob  int64 // the largest tensor of an answer, in bytes
-	jsonSize int64 // bytes of a JSON batch answer (base64)
+	bytes   int64 // memory at worst: engine, records, buffers
+	answer  int64 // bytes of a msgpack batch answer
+	maxBlob int64 // the largest tensor of an answer, in bytes
 }
-
-// jsonAnswerFactor bounds the memory a JSON batch answer takes while it is
-// built, in bytes of its msgpack form: base64 makes 4/3 of it, the
-// encoder's buffers grow by doubling (the outgrown ones are garbage until
-// the next GC), and the encoded value is copied once more to the buffer
-// written out. Measured: 5.3 (docs/benchmarks.md).
-const jsonAnswerFactor = 6
 
 // heapMargin is added to the engine's memory (in eighths): the allocator's
 // size classes and page rounding (measured: up to 8% over the sum of the
@@ -43,10 +35,10 @@ const sessionOverhead = 256 << 10
 // and filled as deals are played: at worst every deal of both. The output
 // buffers are the engine's (obs or its packed form, mask, player, rewards,
 // done, scores, episode); the server adds the action buffers, the request
-// body, float32 observations for "<f4" sessions, and one answer at a time
-// (a msgpack answer is written from the engine's buffers; a JSON one is
-// built in memory, about jsonAnswerFactor times the msgpack bytes), with a
-// margin for the heap's rounding.
+// body and float32 observations for "<f4" sessions, with a margin for the
+// heap's rounding. Answers, msgpack or JSON, are written straight from
+// those buffers (JSON's base64 is encoded as it is written), so they add
+// nothing that grows with the session.
 func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
 	l := obs.NewLayout(p.Players)
 	d, players := int64(l.Size), int64(p.Players)
@@ -70,12 +62,11 @@ func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
 	perEnv += 4 + 4 + 8 + 4 + 24 // actions: engine, decoded, tensor scratch, last step; the step body's cap
 	nn := int64(n)
 	c := sessionCost{answer: nn*(obsBlob+rest) + 512}
-	c.jsonSize = c.answer*4/3 + 1024
 	c.maxBlob = nn * max(obsBlob-env.NumActions, env.NumActions, 8, 4*players)
 	if packed {
 		c.maxBlob = nn * int64(max(l.Packing().Bytes, env.MaskBytes))
 	}
-	c.bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8 + jsonAnswerFactor*c.answer
+	c.bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8
 	return c
 }
 

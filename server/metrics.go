@@ -58,7 +58,7 @@ func newMetrics(r *registry) *metrics {
 		}, func() float64 { s, _ := r.counts(); return float64(s) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "dgserver_memory_reserved_bytes",
-			Help: "Memory all sessions may come to hold at worst, as counted against limits.memory_budget.",
+			Help: "Memory all sessions (and the policy act requests in flight) may come to hold at worst, as counted against limits.memory_budget.",
 		}, func() float64 { return float64(r.bytesInUse()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "dgserver_envs_active",

@@ -96,6 +96,19 @@ func (s *Server) act(c *gin.Context) {
 	rows := s.cfg.Policies.MaxActRows
 	// Float observations and masks of the largest batch, with room for JSON's base64.
 	limit := int64(4096 + rows*(4*d+env.NumActions)*4/3)
+	// The request's memory counts against limits.memory_budget while it
+	// runs: first its body (read into a buffer grown by doubling, then
+	// decoded into a copy), then, once the rows are known, the float
+	// observations, the logits and the answer.
+	held := 3 * limit
+	if cl := c.Request.ContentLength; cl > 0 && cl < limit {
+		held = 3 * cl
+	}
+	if e := s.reg.hold(held, s.cfg.Limits); e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	defer func() { s.reg.hold(-held, s.cfg.Limits) }()
 	var buf []byte
 	body, e := readBody(c.Writer, c.Request, limit, &buf)
 	if e != nil {
@@ -112,6 +125,12 @@ func (s *Server) act(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
+	more := int64(n) * (4*int64(d) + 4*(env.NumActions+1)*4) // obsF; logits and actions, and their answer
+	if e := s.reg.hold(more, s.cfg.Limits); e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	held += more
 	greedy := req.Greedy == nil || *req.Greedy
 	temp := 1.0
 	if req.Temperature != nil {

@@ -295,7 +295,7 @@ func marshalMsgpack(v any) ([]byte, error) {
 func (s *Server) writeBatch(c *gin.Context, f format, sess *session) {
 	seq := sess.seq.Load()
 	if f == formatJSON {
-		s.respond(c, http.StatusOK, f, sess.enc.json(sess.v, seq))
+		sess.enc.writeJSON(c.Writer, sess.v, seq)
 		return
 	}
 	w := c.Writer

@@ -153,6 +153,21 @@ func limitError(lim LimitsConfig, what string, max int) *Error {
 	return e
 }
 
+// hold counts the memory of a request in flight against the budget (a
+// negative n gives it back).
+func (r *registry) hold(n int64, lim LimitsConfig) *Error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n > 0 && r.inUse.bytes+n > lim.MemoryBudget {
+		e := Errorf(CodeLimit, "server memory budget reached: this request needs up to %s, and %s of the %s limits.memory_budget are held", mib(n), mib(r.inUse.bytes), mib(lim.MemoryBudget))
+		e.Details = map[string]any{"limit": lim.MemoryBudget, "bytes_needed": n, "bytes_in_use": r.inUse.bytes}
+		e.RetryAfter = int(lim.RetryAfter / time.Second)
+		return e
+	}
+	r.inUse.bytes += n
+	return nil
+}
+
 // unreserve undoes reserve when building the session failed.
 func (r *registry) unreserve(u usage) {
 	r.mu.Lock()

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"io"
 	"math"
+	"net/http"
 	"strconv"
 	"unsafe"
 
@@ -88,7 +91,17 @@ type batchEncoder struct {
 	obsF32  []float32
 	scratch [maxBatch][]byte
 	tail    [len(seqKey) + 9]byte // "seq" and its value as a msgpack int64, after the tensors
+	// The JSON form: before each tensor's base64 data, its key, dtype and
+	// shape; the bytes of the JSON answer but for seq's digits.
+	jsonPrefix [maxBatch][]byte
+	jsonLength int
 }
+
+// jsonSeqKey and jsonEnd frame the JSON answer's last field.
+const (
+	jsonSeqKey = `,"seq":`
+	jsonEnd    = "}\n"
+)
 
 // seqKey is the msgpack string "seq": the last key of every batch answer.
 const seqKey = "\xa3seq"
@@ -157,7 +170,25 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		b = appendBinHeader(b, size)
 		e.prefix[i] = b
 		total += len(b) + size
+		j := []byte(`,"`)
+		if i == 0 {
+			j = []byte(`{"`)
+		}
+		j = append(j, t.key...)
+		j = append(j, `":{"dtype":"`...)
+		j = append(j, t.dtype...)
+		j = append(j, `","shape":[`...)
+		for k, s := range t.shape {
+			if k > 0 {
+				j = append(j, ',')
+			}
+			j = strconv.AppendInt(j, int64(s), 10)
+		}
+		j = append(j, `],"data":"`...)
+		e.jsonPrefix[i] = j
+		e.jsonLength += len(j) + base64.StdEncoding.EncodedLen(size) + len(`"}`)
 	}
+	e.jsonLength += len(jsonSeqKey) + len(jsonEnd)
 	e.n = len(ts)
 	total += len(e.tail)
 	e.length = []string{strconv.Itoa(total)}
@@ -193,16 +224,34 @@ func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
 	return out
 }
 
-// json is the JSON form of a batch (for debugging: base64 blobs), keyed as
-// in msgpack.
-func (e *batchEncoder) json(v *env.VecEnv, seq int64) map[string]any {
-	b := e.blobs(v)
-	m := make(map[string]any, e.n+1)
+// writeJSON writes the JSON form of a batch (base64 blobs), keyed as in
+// msgpack, straight from the engine's buffers: the base64 is encoded as it
+// is written, so a JSON answer costs no more memory than a msgpack one.
+func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64) {
+	digits := strconv.AppendInt(nil, seq, 10)
+	h := w.Header()
+	h["Content-Type"] = ctJSON
+	h["Content-Length"] = []string{strconv.Itoa(e.jsonLength + len(digits))}
+	w.WriteHeader(http.StatusOK)
+	blobs := e.blobs(v)
 	for i := range e.n {
-		m[e.keys[i]] = Tensor{Dtype: e.dtypes[i], Shape: e.shapes[i], Data: b[i]}
+		if _, err := w.Write(e.jsonPrefix[i]); err != nil {
+			return // the client went away; nothing to tell it
+		}
+		b64 := base64.NewEncoder(base64.StdEncoding, w)
+		if _, err := b64.Write(blobs[i]); err != nil {
+			return
+		}
+		if err := b64.Close(); err != nil {
+			return
+		}
+		if _, err := io.WriteString(w, `"}`); err != nil {
+			return
+		}
 	}
-	m["seq"] = seq
-	return m
+	_, _ = io.WriteString(w, jsonSeqKey)
+	_, _ = w.Write(digits)
+	_, _ = io.WriteString(w, jsonEnd)
 }
 
 // Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
