@@ -8,7 +8,8 @@
 //	dgsoak -server bin/dgserver -seed 7      another binary, other random choices
 //
 // Each client loops: create a session (random players, size, deals,
-// opponent; msgpack or JSON; with a request_id), reset it, step it with
+// opponent; msgpack or JSON; with a request_id; one create in four first
+// sent and dropped, then sent again with the same request_id), reset it, step it with
 // random legal actions, and now and then send an illegal action (422, nothing
 // changes), read a record, or abort a request (the connection dropped
 // half-way through the body, or right after the whole request is sent so

@@ -45,18 +45,21 @@ type report struct {
 	byCode    map[string]int64 // error answers by "status code"
 	transport int64            // requests that got no answer (refused, reset, cut)
 	aborted   int64            // requests the client dropped on purpose
-	retried   int64            // requests sent again with the same seq or request_id
-	created   int64
-	lost      int64 // sessions gone after the restart (404)
-	illegal   int64 // illegal actions sent on purpose (each must answer 422)
-	steps     int64 // successful steps
-	envSteps  int64
-	replayed  int64 // finished games whose record was replayed and matched
-	restarts  int
-	peakRSS   []int64 // per server life, bytes (VmHWM)
-	// retriesAnswered is the server's dgserver_retries_answered_total at
-	// the end (its last life): requests it recognised as retries.
-	retriesAnswered int64
+	// abortedCreates are the creates among them: the same create is then
+	// sent again with its request_id.
+	abortedCreates int64
+	retried        int64 // requests sent again with the same seq or request_id
+	created        int64
+	lost           int64 // sessions gone after the restart (404)
+	illegal        int64 // illegal actions sent on purpose (each must answer 422)
+	steps          int64 // successful steps
+	envSteps       int64
+	replayed       int64 // finished games whose record was replayed and matched
+	restarts       int
+	peakRSS        []int64 // per server life, bytes (VmHWM)
+	// retriesAnswered is the server's dgserver_retries_answered_total by
+	// route at the end (its last life): requests it recognised as retries.
+	retriesAnswered map[string]int64
 	failures        []string
 	failedCount     int64
 }
@@ -94,7 +97,12 @@ func (r *report) print(w io.Writer) {
 		parts = append(parts, fmt.Sprintf("%s=%d", c, r.byCode[c]))
 	}
 	fmt.Fprintf(w, "error answers by code: %s\n", strings.Join(parts, " "))
-	fmt.Fprintf(w, "transport_errors=%d aborted_requests=%d retried=%d illegal_sent=%d server_retries_answered=%d (since the restart)\n", r.transport, r.aborted, r.retried, r.illegal, r.retriesAnswered)
+	var ra []string
+	for _, route := range []string{"create", "reset", "step"} {
+		ra = append(ra, fmt.Sprintf("%s=%d", route, r.retriesAnswered[route]))
+	}
+	fmt.Fprintf(w, "transport_errors=%d aborted_requests=%d (creates %d) retried=%d illegal_sent=%d\n", r.transport, r.aborted, r.abortedCreates, r.retried, r.illegal)
+	fmt.Fprintf(w, "server_retries_answered (since the restart): %s\n", strings.Join(ra, " "))
 	fmt.Fprintf(w, "sessions_created=%d sessions_lost_to_restart=%d server_restarts=%d\n", r.created, r.lost, r.restarts)
 	var peaks []string
 	var peak int64
@@ -165,28 +173,29 @@ func soak(ctx context.Context, c config, logw io.Writer) (*report, error) {
 
 // retriesAnswered reads dgserver_retries_answered_total from /metrics (the
 // server's count of retries it answered with what it had already produced,
-// since its last start), summed over routes; -1 if unavailable.
-func retriesAnswered(base string) int64 {
+// since its last start) by route; nil if unavailable.
+func retriesAnswered(base string) map[string]int64 {
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(base + "/metrics")
 	if err != nil {
-		return -1
+		return nil
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return -1
+		return nil
 	}
-	var n int64 = -1
+	out := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "dgserver_retries_answered_total{"); ok {
-			if _, v, ok := strings.Cut(rest, "} "); ok {
-				if x, err := strconv.ParseFloat(v, 64); err == nil {
-					n = max(n, 0) + int64(x)
-				}
-			}
+		rest, ok := strings.CutPrefix(line, `dgserver_retries_answered_total{route="`)
+		if !ok {
+			continue
+		}
+		route, v, ok := strings.Cut(rest, `"} `)
+		if x, err := strconv.ParseFloat(v, 64); ok && err == nil {
+			out[route] = int64(x)
 		}
 	}
-	return n
+	return out
 }
 
 // serverProc is one life of the server process.
@@ -510,6 +519,12 @@ func (cl *client) session(ctx context.Context) error {
 		req["packing"] = "bits"
 	}
 	s := &sess{n: n, p: p, json: cl.intn(6) == 0, created: time.Now().UnixNano()}
+	if cl.intn(4) == 0 {
+		// Drop the create's connection (half-way through its body, or with
+		// its answer lost); the same create with its request_id follows.
+		cl.abort(ctx, "/v1/sessions", req, s.json)
+		cl.rep.add(func(r *report) { r.abortedCreates++ })
+	}
 	a, err := cl.call(ctx, "POST", "/v1/sessions", req, s.json)
 	if err != nil {
 		return nil // the run ended
@@ -664,23 +679,22 @@ func (cl *client) illegal(ctx context.Context, s *sess) error {
 	return fmt.Errorf("illegal step: %d %s, want 422 illegal_action", a.status, a.code)
 }
 
-// abortedStep drops a step's connection on purpose, half-way through its
-// body or right after the whole request, then sends the same step again
-// with the same seq: it must be applied exactly once.
-func (cl *client) abortedStep(ctx context.Context, s *sess) error {
-	acts := cl.actions(s)
-	body := map[string]any{"actions": acts, "seq": s.seq}
-	b, err := encode(body, s.json)
+// abort sends a POST and drops its connection: half-way through the body,
+// or right after the whole request (so the server may apply it, and its
+// answer is lost). It reports whether the whole request was sent.
+func (cl *client) abort(ctx context.Context, path string, body any, useJSON bool) bool {
+	b, err := encode(body, useJSON)
 	if err != nil {
-		return err
+		return false
 	}
 	ct := "application/msgpack"
-	if s.json {
+	if useJSON {
 		ct = "application/json"
 	}
-	head := fmt.Sprintf("POST /v1/sessions/%s/step HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", s.id, cl.addr, ct, len(b))
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, cl.addr, ct, len(b))
 	whole := cl.intn(2) == 0
-	if conn, err := net.DialTimeout("tcp", cl.addr, 5*time.Second); err == nil {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if conn, err := d.DialContext(ctx, "tcp", cl.addr); err == nil {
 		msg := append([]byte(head), b...)
 		if !whole {
 			msg = msg[:len(head)+len(b)/2]
@@ -689,6 +703,14 @@ func (cl *client) abortedStep(ctx context.Context, s *sess) error {
 		_ = conn.Close()
 	}
 	cl.rep.add(func(r *report) { r.aborted++; r.requests++ })
+	return whole
+}
+
+// abortedStep drops a step's connection on purpose (abort), then sends the
+// same step again with the same seq: it must be applied exactly once.
+func (cl *client) abortedStep(ctx context.Context, s *sess) error {
+	body := map[string]any{"actions": cl.actions(s), "seq": s.seq}
+	whole := cl.abort(ctx, "/v1/sessions/"+s.id+"/step", body, s.json)
 	before := s.seq
 	if err := cl.batch(ctx, s, "/step", body); err != nil {
 		return err
