@@ -479,7 +479,8 @@ func TestUnknownSessionIs404(t *testing.T) {
 	})
 	t.Run("there is no route listing sessions", func(t *testing.T) {
 		a := c.do("GET", "/v1/sessions", "", nil)
-		assert.Equal(t, http.StatusNotFound, a.Status)
+		requireError(t, a, http.StatusMethodNotAllowed, "method_not_allowed")
+		assert.Equal(t, "POST", a.Header.Get("Allow"))
 	})
 }
 

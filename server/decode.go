@@ -126,6 +126,13 @@ func decode(f format, body []byte, dst any) *Error {
 		}
 		return nil
 	}
+	if t := bytes.TrimSpace(body); t[0] != '{' {
+		// encoding/json would take null as "no change" (an empty body is
+		// {}, but null is not an object); other non-objects fail below.
+		if bytes.Equal(t, []byte("null")) {
+			return Errorf(CodeBadRequest, "body: null, want a JSON object")
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -268,7 +275,7 @@ type createRequest struct {
 	Game         *gameRequest `json:"game"`
 	NumEnvs      *int         `json:"num_envs"`
 	Seed         Uint         `json:"seed"`
-	LearnerSeats []int        `json:"learner_seats"`
+	LearnerSeats seatList     `json:"learner_seats"`
 	Opponent     string       `json:"opponent"`
 	Reward       string       `json:"reward"`
 	ObsDtype     string       `json:"obs_dtype"`
@@ -276,6 +283,46 @@ type createRequest struct {
 	// RequestID makes the create idempotent: a create repeating a live
 	// session's request_id with the same settings answers that session.
 	RequestID *string `json:"request_id"`
+}
+
+// seatList is a list of seat numbers that refuses null elements (both
+// libraries would decode them as seat 0).
+type seatList []int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *seatList) UnmarshalJSON(b []byte) error {
+	var xs []*int
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return err
+	}
+	return l.set(xs)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (l *seatList) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var xs []*int
+	if err := dec.Decode(&xs); err != nil {
+		return err
+	}
+	return l.set(xs)
+}
+
+func (l *seatList) set(xs []*int) error {
+	if xs == nil {
+		*l = nil
+		return nil
+	}
+	out := make(seatList, len(xs))
+	for i, x := range xs {
+		if x == nil {
+			e := Errorf(CodeBadRequest, "learner_seats[%d]: null, want a seat number", i)
+			e.Details = map[string]any{"field": "learner_seats"}
+			return e
+		}
+		out[i] = *x
+	}
+	*l = out
+	return nil
 }
 
 type gameRequest struct {

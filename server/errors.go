@@ -11,17 +11,18 @@ type Code string
 
 // The error codes of the API (docs/api.md lists them with their statuses).
 const (
-	CodeBadRequest    Code = "bad_request"    // malformed body, unknown field, wrong length, out of range
-	CodeUnauthorized  Code = "unauthorized"   // bearer token missing or wrong
-	CodeNotFound      Code = "not_found"      // unknown session or route
-	CodeBusy          Code = "busy"           // another request on this session is in flight
-	CodeStaleSeq      Code = "stale_seq"      // a step or reset's seq is neither the session's nor a retry of its last request
-	CodeConflict      Code = "conflict"       // a create's request_id was used with other settings
-	CodeTooLarge      Code = "too_large"      // body over the cap
-	CodeIllegalAction Code = "illegal_action" // an action is not legal; nothing changed
-	CodeLimit         Code = "limit"          // a server cap is reached; retry later
-	CodeUnavailable   Code = "unavailable"    // the server is shutting down
-	CodeInternal      Code = "internal"       // a bug: the recovery middleware caught a panic
+	CodeBadRequest       Code = "bad_request"        // malformed body, unknown field, wrong length, out of range
+	CodeUnauthorized     Code = "unauthorized"       // bearer token missing or wrong
+	CodeNotFound         Code = "not_found"          // unknown session or route
+	CodeMethodNotAllowed Code = "method_not_allowed" // a known path, another method (header Allow lists its methods)
+	CodeBusy             Code = "busy"               // another request on this session is in flight
+	CodeStaleSeq         Code = "stale_seq"          // a step or reset's seq is neither the session's nor a retry of its last request
+	CodeConflict         Code = "conflict"           // a create's request_id was used with other settings
+	CodeTooLarge         Code = "too_large"          // body over the cap
+	CodeIllegalAction    Code = "illegal_action"     // an action is not legal; nothing changed
+	CodeLimit            Code = "limit"              // a server cap is reached; retry later
+	CodeUnavailable      Code = "unavailable"        // the server is shutting down
+	CodeInternal         Code = "internal"           // a bug: the recovery middleware caught a panic
 )
 
 // Error is the one error type the handlers return. Details are extra fields
@@ -51,6 +52,8 @@ func Status(code Code) int {
 		return http.StatusUnauthorized
 	case CodeNotFound:
 		return http.StatusNotFound
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case CodeBusy, CodeStaleSeq, CodeConflict:
 		return http.StatusConflict
 	case CodeTooLarge:

@@ -84,10 +84,12 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 func (s *Server) routes() http.Handler {
 	r := gin.New()
 	_ = r.SetTrustedProxies(nil) // never trust X-Forwarded-For; cannot fail for nil
-	r.HandleMethodNotAllowed = false
+	// A known path with a method it does not have answers 405 with Allow.
+	r.HandleMethodNotAllowed = true
 	r.Use(s.recovery)
 	r.GET("/v1/healthz", s.healthz)
 	r.GET("/v1/readyz", s.readyz)
+	r.GET("/v1/openapi.json", s.openapi)
 	api := r.Group("/", s.auth)
 	api.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})))
 	api.POST("/v1/sessions", s.createSession)
@@ -99,6 +101,9 @@ func (s *Server) routes() http.Handler {
 	api.GET("/v1/policies", s.listPolicies)
 	api.POST("/v1/policies/:name/act", s.act)
 	s.mountWeb(r) // the browser app at "/" (web.go), unless web.enabled is false
+	r.NoMethod(func(c *gin.Context) {
+		s.fail(c, formatOf(c.Request), Errorf(CodeMethodNotAllowed, "method %s not allowed on %s (Allow: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
+	})
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, formatOf(c.Request), Errorf(CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -197,7 +197,7 @@ def test_bad_session_parameters_are_bad_requests(client: dgenv.Client) -> None:
 
 
 def test_deleted_session_is_not_found(client: dgenv.Client) -> None:
-    env = client.make(num_envs=2, seed=1)
+    env = client.make(num_envs=2, seed=1, recover=False)  # recover: see test_resilience.py
     env.reset()
     client._request("DELETE", f"/v1/sessions/{env.session}", session_route=True)
     with pytest.raises(dgenv.SessionNotFound) as ei:
@@ -214,11 +214,21 @@ def test_unknown_session_is_not_found(client: dgenv.Client) -> None:
         ghost.step([0])
 
 
-def test_concurrent_requests_on_one_session_are_busy(make, client: dgenv.Client) -> None:
-    env = make(num_envs=65536, seed=1, obs_dtype=None)
+def test_concurrent_requests_on_one_session_are_busy() -> None:
+    # busy_wait 0: a request that finds its session in use answers 409 at
+    # once (by default it first waits up to 2 s for it).
+    with dgenv.serve(env={"DGSERVER_LIMITS_BUSY_WAIT": "0s"}) as client:
+        _concurrent_requests_are_busy(client)
+
+
+def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
+    made = client.make(num_envs=65536, seed=1, obs_dtype=None)
+    # Two connections on the same session, neither sending seq (two clients
+    # of one session do not share its history): one of two overlapping
+    # requests is refused.
+    env = BatchEnv(client, made.session, made.spec, obs_dtype=None)
     b = env.reset(seed=1)
     acts = np.argmax(b.mask, axis=1)
-    # A second connection on the same session: one of two overlapping steps is refused.
     other = BatchEnv(client, env.session, env.spec, obs_dtype=None)
     errors: list[BaseException] = []
 
@@ -247,6 +257,7 @@ def test_concurrent_requests_on_one_session_are_busy(make, client: dgenv.Client)
     if e is not None:
         assert (e.status, e.code) == (409, "busy")
     env.step(acts)  # the session is still usable
+    made.close()
 
 
 def test_record_of_a_fresh_env_has_no_finished_game(make) -> None:

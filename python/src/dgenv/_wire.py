@@ -123,20 +123,34 @@ class _Blob:
         self.start, self.end = start, end
 
 
+class _Int(_Blob):
+    """Where an integer value of the top map lies (BatchLayout's learning pass)."""
+
+    __slots__ = ()
+
+
 class BatchLayout:
     """The byte layout of one session's reset/step answers, learned once.
 
     A session's answers always have the same keys, dtypes and shapes, so the
     msgpack bytes around the tensor blobs never change. ``learn`` parses one
     answer; ``decode`` then checks those framing bytes on each next answer and
-    slices the blobs straight out of its buffer (no parse, no copy). An answer
-    whose framing differs gets None, and the caller learns again.
+    slices the blobs straight out of its buffer (no parse, no copy). Integer
+    values of the top map (``seq``) are read where they lie. An answer whose
+    framing differs gets None, and the caller learns again.
     """
 
-    def __init__(self, length: int, frame: list[tuple[int, int, bytes]], tensors: list[tuple[str, np.dtype, tuple[int, ...], int, int]]):
+    def __init__(
+        self,
+        length: int,
+        frame: list[tuple[int, int, bytes]],
+        tensors: list[tuple[str, np.dtype, tuple[int, ...], int, int]],
+        ints: Optional[list[tuple[str, int, int]]] = None,
+    ):
         self.length = length
         self.frame = frame
         self.tensors = tensors
+        self.ints = ints or []
 
     @classmethod
     def learn(cls, buf: Any) -> "BatchLayout":
@@ -147,7 +161,11 @@ class BatchLayout:
         if end != len(mv) or not isinstance(value, dict):
             raise ValueError("not a batch answer")
         tensors = []
+        ints = []
         for key, t in value.items():
+            if isinstance(t, _Int):
+                ints.append((str(key), t.start, t.end))
+                continue
             if not (isinstance(t, dict) and isinstance(t.get("data"), _Blob)):
                 raise ValueError(f"batch answer: {key!r} is not a tensor")
             dt = _dtype(t["dtype"])
@@ -162,17 +180,23 @@ class BatchLayout:
             frame.append((pos, b.start, bytes(mv[pos : b.start])))
             pos = b.end
         frame.append((pos, len(mv), bytes(mv[pos:])))
-        return cls(len(mv), frame, tensors)
+        return cls(len(mv), frame, tensors, ints)
 
-    def decode(self, buf: np.ndarray) -> Optional[dict[str, np.ndarray]]:
-        """The tensors of answer ``buf`` (a uint8 array) as views, or None if its framing differs."""
+    def decode(self, buf: np.ndarray) -> Optional[dict[str, Any]]:
+        """The tensors of answer ``buf`` (a uint8 array) as views, and its
+        integers (``seq``) as ints, or None if its framing differs."""
         if buf.size != self.length:
             return None
         mv = memoryview(buf)
         for s, e, want in self.frame:
             if mv[s:e] != want:
                 return None
-        out = {}
+        out: dict[str, Any] = {}
+        for k, s, e in self.ints:
+            v, end = _parse(mv, s)
+            if end != e or not isinstance(v, int):
+                return None
+            out[k] = v
         for k, dt, shape, s, e in self.tensors:
             a = np.frombuffer(buf, dtype=dt, count=(e - s) // dt.itemsize, offset=s).reshape(shape)
             # msgpack does not align blobs: the few multi-byte tensors (rewards,
@@ -238,7 +262,14 @@ def _map(mv: memoryview, i: int, n: int, blobs: Optional[list] = None) -> tuple[
     d = {}
     for _ in range(n):
         k, i = _parse(mv, i, blobs)
+        start = i
         v, i = _parse(mv, i, blobs)
+        if blobs is not None and k == "seq" and type(v) is int:
+            # A batch's seq changes from answer to answer: it is read where
+            # it lies, not framed.
+            b = _Int(start, i)
+            blobs.append(b)
+            v = b
         d[k] = v
     return d, i
 

@@ -3,14 +3,25 @@
 One :class:`BatchEnv` owns one session and one keep-alive HTTP/1.1 connection.
 Bodies are msgpack; every tensor comes back as one blob that becomes a numpy
 array with ``np.frombuffer`` (no per-element work in Python).
+
+Retries are safe: every step and reset carries the ``seq`` of the last batch
+the env holds, so a request re-sent after a lost answer gets the batch the
+server already produced instead of stepping again; a create carries a fresh
+``request_id`` so a re-sent create answers the same session. When the
+server has restarted (the session is gone), an env re-creates its session
+with the same settings and marks the games that were in flight truncated
+(``recover``; docs/python.md, "Retries and restarts").
 """
 
 from __future__ import annotations
 
 import http.client
+import logging
 import os
 import socket
 import threading
+import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 from urllib.parse import urlsplit
@@ -19,7 +30,16 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import _wire
-from .errors import DgenvError, ServerUnavailable, error_from_response
+from .errors import (
+    BusyError,
+    DgenvError,
+    ServerUnavailable,
+    SessionNotFound,
+    Unavailable,
+    error_from_response,
+)
+
+log = logging.getLogger("dgenv")
 
 __all__ = ["Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "connect", "NUM_ACTIONS"]
 
@@ -192,6 +212,11 @@ class Batch(NamedTuple):
             carries the next game's first observation).
         scores: ``[N, P]`` int32, final totals of the game that just ended (0 where not done).
         episode: ``[N]`` int64, games finished in that env so far.
+        truncated: ``[N]`` bool, True where the game that was in flight was
+            lost rather than finished: the server restarted (or the session
+            expired) and the env re-created its session (``recover``); the
+            env already holds a new game's first observation. All False
+            otherwise (a read-only array shared between batches).
 
     Arrays decoded straight from the wire are views of the answer's bytes (no
     copy; the small multi-byte ones that msgpack left unaligned are copied).
@@ -205,6 +230,7 @@ class Batch(NamedTuple):
     done: np.ndarray
     scores: np.ndarray
     episode: np.ndarray
+    truncated: np.ndarray
 
 
 def _unix_path(url: str) -> Optional[str]:
@@ -556,12 +582,37 @@ class Client:
     Use :func:`connect` (or :func:`dgenv.serve`) to get one. The client itself
     keeps one connection for session management; every env made with
     :meth:`make` opens its own keep-alive connection.
+
+    Args:
+        url: base URL of the server, or ``"unix:/path/to.sock"``.
+        token: bearer token, if the server requires one.
+        timeout: socket timeout in seconds for each request.
+        retry_timeout: how long, in seconds, a create, step, reset or record
+            whose connection failed (refused, reset, cut mid-answer, timed
+            out) or that met a draining server (503) is retried before
+            :class:`~dgenv.errors.ServerUnavailable` is raised. Retries carry
+            the env's ``seq`` (or the create's ``request_id``), so none is
+            applied twice. 0 turns retrying off.
+        recover: default of :meth:`make`'s ``recover``: when a step or reset
+            finds its session gone (the server restarted, or the session
+            expired), re-create it with the same settings and go on, marking
+            the games in flight truncated.
     """
 
-    def __init__(self, url: str, token: Optional[str] = None, timeout: Optional[float] = 120.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: Optional[str] = None,
+        timeout: Optional[float] = 120.0,
+        *,
+        retry_timeout: float = 60.0,
+        recover: bool = True,
+    ) -> None:
         self.url = url.rstrip("/") if "://" in url or url.startswith("unix:") else "http://" + url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.retry_timeout = float(retry_timeout)
+        self.recover = bool(recover)
         self._http = _http(self.url, token, timeout)
         self._lock = threading.Lock()
 
@@ -601,6 +652,7 @@ class Client:
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         packing: Optional[str] = None,
+        recover: Optional[bool] = None,
     ) -> "BatchEnv":
         """Create a session of ``num_envs`` games and return its batch env.
 
@@ -622,6 +674,15 @@ class Client:
                 are the same. A fifth of the bytes across a network, and
                 5-15% faster on one machine at N = 4096 (docs/benchmarks.md).
                 None (or ``"none"``) sends them as uint8.
+            recover: when a step or reset finds the session gone (server
+                restarted, session expired), re-create it with these settings
+                and reset it: a step then returns the new games' first batch
+                with ``truncated`` all True (a reset returns it as usual).
+                None takes the client's ``recover`` (True by default).
+
+        The create carries a fresh ``request_id``: when its answer is lost it
+        is sent again (for up to the client's ``retry_timeout``) and answers
+        the same session, never a second one.
 
         Raises:
             BadRequest: a parameter is out of range (the message names it).
@@ -641,10 +702,30 @@ class Client:
             body["opponent"] = opponent
         if packing is not None:
             body["packing"] = packing
-        ans = self._request("POST", "/v1/sessions", body)
+        ans = self._create(body)
+        return BatchEnv(
+            self,
+            str(ans["session"]),
+            Spec.from_wire(ans["spec"]),
+            obs_dtype=obs_dtype,
+            create_body=body,
+            seq=ans.get("seq"),
+            recover=self.recover if recover is None else bool(recover),
+        )
+
+    def _create(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """POST /v1/sessions with a fresh request_id, re-sent while the answer is lost."""
+        req = dict(body, request_id=uuid.uuid4().hex)
+        retry = _Retry(self.retry_timeout)
+        while True:
+            try:
+                ans = self._request("POST", "/v1/sessions", req)
+                break
+            except (ServerUnavailable, Unavailable) as e:
+                retry.wait_or_raise("POST /v1/sessions", e)
         if not isinstance(ans, Mapping) or "session" not in ans or "spec" not in ans:
             raise ServerUnavailable(f"POST /v1/sessions: unexpected answer {str(ans)[:200]}")
-        return BatchEnv(self, str(ans["session"]), Spec.from_wire(ans["spec"]), obs_dtype=obs_dtype)
+        return ans
 
     def close(self) -> None:
         """Close the management connection (envs keep their own)."""
@@ -658,7 +739,14 @@ class Client:
         self.close()
 
 
-def connect(url: str, token: Optional[str] = None, timeout: Optional[float] = 120.0) -> Client:
+def connect(
+    url: str,
+    token: Optional[str] = None,
+    timeout: Optional[float] = 120.0,
+    *,
+    retry_timeout: float = 60.0,
+    recover: bool = True,
+) -> Client:
     """Connect to a running server at ``url`` (e.g. ``"http://127.0.0.1:8080"``).
 
     Args:
@@ -667,16 +755,46 @@ def connect(url: str, token: Optional[str] = None, timeout: Optional[float] = 12
             socket (``dgserver --addr unix:/path/to.sock``).
         token: bearer token, if the server requires one.
         timeout: socket timeout in seconds for each request.
+        retry_timeout: seconds a request whose connection failed is retried
+            (see :class:`Client`); 0: never.
+        recover: whether envs re-create a session the server lost (see :class:`Client`).
 
     Raises:
         ServerUnavailable: nothing answers at ``url``.
     """
-    c = Client(url, token=token, timeout=timeout)
+    c = Client(url, token=token, timeout=timeout, retry_timeout=retry_timeout, recover=recover)
     c._request("GET", "/v1/healthz")
     return c
 
 
 ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
+
+
+class _Retry:
+    """The backoff and deadline of one request's retries."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.deadline: Optional[float] = None
+        self.attempt = 0
+
+    def wait_or_raise(self, what: str, err: Exception) -> None:
+        """Sleep before the next attempt, or raise once the retry time is spent."""
+        if self.timeout <= 0:
+            raise err
+        now = time.monotonic()
+        if self.deadline is None:
+            self.deadline = now + self.timeout
+        if now >= self.deadline:
+            raise ServerUnavailable(f"{what}: still failing after retrying for {self.timeout:g} s: {err}") from err
+        delay = min(0.02 * (2**self.attempt), 1.0)
+        ra = getattr(err, "retry_after", None)
+        if ra:
+            delay = max(delay, min(float(ra), 5.0))
+        self.attempt += 1
+        if self.attempt == 1 or self.attempt % 10 == 0:
+            log.info("%s: %s; retrying", what, err)
+        time.sleep(min(delay, max(0.0, self.deadline - now)))
 
 
 class BatchEnv:
@@ -687,9 +805,31 @@ class BatchEnv:
     (e.g. :class:`~dgenv.errors.IllegalActionError`) changes nothing, so the
     env stays usable. Not safe to share between threads (the server would
     answer :class:`~dgenv.errors.BusyError`).
+
+    Every reset and step carries :attr:`seq`, the number of the last batch
+    the env holds; a request whose answer was lost (connection cut, timeout,
+    server draining) is sent again with the same seq for up to the client's
+    ``retry_timeout`` and gets the batch the server already produced: no env
+    is stepped twice. With ``recover`` (the default), a reset or step that
+    finds the session gone re-creates it with the same settings (see
+    :meth:`Client.make`).
+
+    Attributes:
+        seq: batches the session has produced (the seq of :attr:`last`); 0 before the first.
+        recoveries: times the session was re-created after the server lost it.
     """
 
-    def __init__(self, client: Client, session: str, spec: Spec, *, obs_dtype: Optional[DTypeLike] = np.float32):
+    def __init__(
+        self,
+        client: Client,
+        session: str,
+        spec: Spec,
+        *,
+        obs_dtype: Optional[DTypeLike] = np.float32,
+        create_body: Optional[Mapping[str, Any]] = None,
+        seq: Optional[int] = None,
+        recover: bool = False,
+    ):
         self.client = client
         self.session = session
         self.spec = spec
@@ -700,6 +840,16 @@ class BatchEnv:
         self._by_name = {s.name: s for s in spec.obs.sections}
         self._layout: Optional[_wire.BatchLayout] = None
         self.last: Optional[Batch] = None
+        # None: the server does not number batches, so a retry is not safe.
+        self.seq: Optional[int] = None if seq is None else int(seq)
+        self.recoveries = 0
+        self._create_body = dict(create_body) if create_body is not None else None
+        self._recover = bool(recover) and create_body is not None
+        self._inflight: Optional[tuple[str, dict[str, Any]]] = None  # (route, body) of a sent reset/step
+        self._no_trunc = np.zeros(spec.num_envs, dtype=np.bool_)
+        self._no_trunc.setflags(write=False)
+        self._all_trunc = np.ones(spec.num_envs, dtype=np.bool_)
+        self._all_trunc.setflags(write=False)
 
     # -- sizes ---------------------------------------------------------------
     @property
@@ -732,12 +882,18 @@ class BatchEnv:
     def _call(self, method: str, path: str, body: Any = None, *, raw: bool = False) -> Any:
         if self._closed:
             raise DgenvError("env is closed")
-        if self._http._pending is not None:
+        if self._inflight is not None:
             raise DgenvError("a step_async is in flight: call step_wait first")
-        return self._http.request(method, self._path + path, body, session_route=True, raw=raw)
+        # Only idempotent requests come here (GET): a lost answer is asked for again.
+        retry = _Retry(self.client.retry_timeout if method == "GET" else 0.0)
+        while True:
+            try:
+                return self._http.request(method, self._path + path, body, session_route=True, raw=raw)
+            except (ServerUnavailable, Unavailable) as e:
+                retry.wait_or_raise(f"{method} {self._path}{path}", e)
 
-    def _tensors(self, ans: Any) -> Mapping[str, np.ndarray]:
-        """The answer's tensors as arrays: a raw msgpack buffer through the learned layout."""
+    def _tensors(self, ans: Any) -> Mapping[str, Any]:
+        """The answer's tensors as arrays (and its seq as an int): a raw msgpack buffer through the learned layout."""
         if isinstance(ans, np.ndarray):
             t = self._layout.decode(ans) if self._layout is not None else None
             if t is None:  # first answer of the session (or an unexpected one): learn its layout
@@ -750,10 +906,15 @@ class BatchEnv:
                     ans = _wire.unpack_views(memoryview(ans))
             if t is not None:
                 return t
-        return {k: _wire.decode_tensor(v) for k, v in ans.items() if _wire.is_tensor(v)}
+        out: dict[str, Any] = {k: _wire.decode_tensor(v) for k, v in ans.items() if _wire.is_tensor(v)}
+        if isinstance(ans.get("seq"), int):
+            out["seq"] = ans["seq"]
+        return out
 
-    def _batch(self, ans: Any) -> Batch:
+    def _batch(self, ans: Any, truncated: Optional[np.ndarray] = None) -> Batch:
         t = self._tensors(ans)
+        seq = t.get("seq")
+        self.seq = seq if isinstance(seq, int) else None
         pk = self.spec.obs.packed
         if pk is not None:
             obs, mask = pk.unpack(t["obs_bits"], t["obs_extra"], t["mask_bits"], self.spec.obs.size)
@@ -772,6 +933,7 @@ class BatchEnv:
             done=done,
             scores=t["scores"],
             episode=t["episode"],
+            truncated=self._no_trunc if truncated is None else truncated,
         )
         self.last = b
         return b
@@ -783,8 +945,8 @@ class BatchEnv:
             seed: re-seed every env's streams from (seed, env index) and zero the
                 episode counters; None continues the current streams.
         """
-        body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        return self._batch(self._call("POST", "/reset", body, raw=True))
+        self.reset_async(seed)
+        return self.step_wait()
 
     def step(self, actions: ActionsLike) -> Batch:
         """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
@@ -809,23 +971,95 @@ class BatchEnv:
         """
         if self._closed:
             raise DgenvError("env is closed")
-        if self._http._pending is not None:
+        if self._inflight is not None:
             raise DgenvError("a step_async is already in flight: call step_wait first")
         a = self._actions(actions)
-        self._http.send("POST", self._path + "/step", {"actions": _wire.encode_tensor(a)})
+        self._send("/step", {"actions": _wire.encode_tensor(a)})
 
     def reset_async(self, seed: Optional[int] = None) -> None:
         """Send a reset and return at once; :meth:`step_wait` reads its answer."""
         if self._closed:
             raise DgenvError("env is closed")
-        if self._http._pending is not None:
+        if self._inflight is not None:
             raise DgenvError("a step_async is already in flight: call step_wait first")
         body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        self._http.send("POST", self._path + "/reset", body)
+        self._send("/reset", body)
+
+    def _send(self, route: str, body: dict[str, Any]) -> None:
+        if self.seq is not None:
+            body["seq"] = self.seq
+        self._inflight = (route, body)
+        try:
+            self._http.send("POST", self._path + route, body)
+        except ServerUnavailable:
+            pass  # nothing is pending: step_wait sends it again
 
     def step_wait(self) -> Batch:
-        """The answer to the last :meth:`step_async` or :meth:`reset_async` (raises its error, if any)."""
-        return self._batch(self._http.receive(session_route=True, raw=True))
+        """The answer to the last :meth:`step_async` or :meth:`reset_async` (raises its error, if any).
+
+        A lost answer is asked for again with the same request (same seq);
+        see the class docstring.
+        """
+        if self._inflight is None:
+            raise DgenvError("no step_async or reset_async in flight")
+        route, body = self._inflight
+        retry = _Retry(self.client.retry_timeout if self.seq is not None else 0.0)
+        recovered = 0
+        try:
+            while True:
+                try:
+                    if self._http._pending is None:  # the last send or answer was lost
+                        self._http.send("POST", self._path + route, body)
+                    return self._batch(self._http.receive(session_route=True, raw=True))
+                except (ServerUnavailable, Unavailable) as e:
+                    retry.wait_or_raise(f"POST {self._path}{route}", e)
+                except BusyError as e:
+                    # Busy after a lost answer: the lost request may still be
+                    # running on the server; the same seq is safe to repeat.
+                    if retry.attempt == 0:
+                        raise
+                    retry.wait_or_raise(f"POST {self._path}{route}", e)
+                except SessionNotFound:
+                    if not self._recover or recovered >= 3:
+                        raise
+                    recovered += 1
+                    return self._recovered(route, body, retry)
+        finally:
+            self._inflight = None
+
+    def _recovered(self, route: str, body: Mapping[str, Any], retry: "_Retry") -> Batch:
+        """The session is gone: make it again with the same settings and reset it.
+
+        A step's actions were for games that no longer exist: they are
+        dropped, and the new games' first batch comes back with every env
+        marked truncated. A reset is simply done on the new session.
+        """
+        assert self._create_body is not None
+        old = self.session
+        ans = self.client._create(self._create_body)
+        spec = Spec.from_wire(ans["spec"])
+        if (spec.num_envs, spec.players, spec.obs.shape) != (self.spec.num_envs, self.spec.players, self.spec.obs.shape):
+            raise DgenvError(f"session {old} was lost and the server made its replacement with another shape: {spec}")
+        self.session = str(ans["session"])
+        self._path = f"/v1/sessions/{self.session}"
+        self.spec = spec
+        self.seq = ans.get("seq")
+        self._layout = None
+        self.recoveries += 1
+        log.warning("session %s was lost (server restarted or session expired); re-created as %s", old, self.session)
+        reset: dict[str, Any] = {}
+        if route == "/reset" and "seed" in body:
+            reset["seed"] = body["seed"]
+        if self.seq is not None:
+            reset["seq"] = self.seq
+        while True:
+            try:
+                self._http.send("POST", self._path + "/reset", reset)
+                ans = self._http.receive(session_route=True, raw=True)
+                break
+            except (ServerUnavailable, Unavailable) as e:
+                retry.wait_or_raise(f"POST {self._path}/reset", e)
+        return self._batch(ans, truncated=self._all_trunc if route == "/step" else None)
 
     def _actions(self, actions: ActionsLike) -> np.ndarray:
         a = np.asarray(actions)
@@ -879,6 +1113,7 @@ class BatchEnv:
                 self._http.receive(session_route=True, raw=True)
             except DgenvError:
                 pass
+        self._inflight = None
         try:
             self._http.request("DELETE", self._path, None, session_route=True)
         except DgenvError:

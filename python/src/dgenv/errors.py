@@ -77,6 +77,27 @@ class BusyError(ServerError):
     """409: another request on this session is in flight. Nothing changed; retry."""
 
 
+class StaleSeqError(ServerError):
+    """409 ``stale_seq``: a step or reset carried a ``seq`` that is neither the
+    session's current one nor a retry of its last request; nothing changed.
+
+    Attributes:
+        seq: the session's current seq (batches it has produced).
+    """
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.seq: Optional[int] = _int_or_none(self.details.get("seq"))
+
+
+class ConflictError(ServerError):
+    """409 ``conflict``: a create repeated a live session's ``request_id`` with other settings."""
+
+
+class MethodNotAllowed(ServerError):
+    """405: the route exists, the method does not (``Allow`` lists those it has)."""
+
+
 class TooLarge(ServerError):
     """413: the request body is larger than the server accepts."""
 
@@ -124,7 +145,9 @@ class Unavailable(ServerError):
 
 
 class InternalError(ServerError):
-    """500: a server bug (the server recovered; the session is intact)."""
+    """500: a server bug the server caught. A panic while stepping or
+    resetting a session deletes that session: its next request answers 404
+    (and a :class:`~dgenv.BatchEnv` with ``recover`` re-creates it then)."""
 
 
 class ServerUnavailable(DgenvError):
@@ -140,6 +163,9 @@ _BY_CODE: dict[str, type[ServerError]] = {
     "unauthorized": Unauthorized,
     "not_found": NotFound,
     "busy": BusyError,
+    "stale_seq": StaleSeqError,
+    "conflict": ConflictError,
+    "method_not_allowed": MethodNotAllowed,
     "too_large": TooLarge,
     "illegal_action": IllegalActionError,
     "limit": LimitError,
@@ -151,6 +177,7 @@ _BY_STATUS: dict[int, type[ServerError]] = {
     400: BadRequest,
     401: Unauthorized,
     404: NotFound,
+    405: MethodNotAllowed,
     409: BusyError,
     413: TooLarge,
     422: IllegalActionError,

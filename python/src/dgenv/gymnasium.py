@@ -169,7 +169,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._mask = b.mask
         rewards = b.rewards[:, self.learner_seat]
         terminations = b.done
-        truncations = np.zeros(self.num_envs, dtype=bool)
+        truncations = b.truncated  # games lost to a server restart (client recover); all False otherwise
         return b.obs, rewards, terminations, truncations, self._info(b)
 
     def action_masks(self) -> np.ndarray:
