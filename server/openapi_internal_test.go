@@ -65,6 +65,10 @@ func TestOpenAPIPathsAreTheRegisteredRoutes(t *testing.T) {
 	defer s.Close()
 	registered := map[string]bool{}
 	for _, r := range s.handler.(*gin.Engine).Routes() {
+		// The browser app's static files (web.go) are pages, not API routes.
+		if !strings.HasPrefix(r.Path, "/v1/") && r.Path != "/metrics" {
+			continue
+		}
 		registered[r.Method+" "+r.Path] = true
 	}
 	if len(registered) < 10 {

@@ -54,7 +54,7 @@ func TestWebAppServed(t *testing.T) {
 	c.token = "tok"
 	assert.Equal(t, http.StatusOK, c.do("GET", "/v1/policies", "", nil).Status)
 	requireError(t, c.do("GET", "/nope.js", "", nil), http.StatusNotFound, "not_found")
-	requireError(t, c.do("POST", "/", ctJSON, []byte(`{}`)), http.StatusNotFound, "not_found")
+	requireError(t, c.do("POST", "/", ctJSON, []byte(`{}`)), http.StatusMethodNotAllowed, "method_not_allowed")
 }
 
 func TestWebAppDisabled(t *testing.T) {
