@@ -418,7 +418,7 @@ func TestStepRefusals(t *testing.T) {
 			{"too many actions", ctMsgpack, stepBody(t, append(good, 0)), 400, "bad_request"},
 			{"too few plain actions", ctJSON, js(t, map[string]any{"actions": plain[:1]}), 400, "bad_request"},
 			{"an action over 89", ctJSON, js(t, map[string]any{"actions": []int{0, 90, 0, 0}}), 400, "bad_request"},
-			{"a negative action", ctMsgpack, mp(t, map[string]any{"actions": []int{-1, 0, 0, 0}}), 400, "bad_request"},
+			{"a negative action", ctMsgpack, mp(t, map[string]any{"actions": []int{-2, 0, 0, 0}}), 400, "bad_request"},
 			{"a fractional action", ctJSON, []byte(`{"actions": [1.5, 0, 0, 0]}`), 400, "bad_request"},
 			{"a msgpack float action", ctMsgpack, mp(t, map[string]any{"actions": []float64{1, 0, 0, 0}}), 400, "bad_request"},
 			{"a string action", ctMsgpack, mp(t, map[string]any{"actions": []any{"1", 0, 0, 0}}), 400, "bad_request"},
