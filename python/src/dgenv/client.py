@@ -568,6 +568,12 @@ class Client:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy (pickle, copy.deepcopy: e.g. in Gymnasium's EnvSpec kwargs) is
+        # a new client of the same server with its own connection; a copy of a
+        # LocalServer does not own the process.
+        return (Client, (self.url, self.token, self.timeout))
+
     def _request(self, method: str, path: str, body: Any = None, *, session_route: bool = False) -> Any:
         with self._lock:
             return self._http.request(method, path, body, session_route=session_route)

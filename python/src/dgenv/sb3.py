@@ -24,7 +24,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, require, resolve_client
+from ._common import ClientLike, own_client, require
 from .client import BatchEnv
 
 require("stable_baselines3", "sb3")
@@ -69,7 +69,7 @@ class VecEnv(_SB3VecEnv):
     ) -> None:
         if not 0 <= learner_seat < players:
             raise ValueError(f"learner_seat = {learner_seat}: must be 0..{players - 1}")
-        self.client = resolve_client(client)
+        self.client, self._own_client = own_client(client)
         self.env: BatchEnv = self.client.make(
             players=players,
             num_envs=num_envs,
@@ -132,8 +132,10 @@ class VecEnv(_SB3VecEnv):
         return self._mask
 
     def close(self) -> None:
-        """End the server session."""
+        """End the server session (and close the client if this env opened it from a URL)."""
         self.env.close()
+        if self._own_client:
+            self.client.close()
 
     def _indices(self, indices: Union[None, int, Iterable[int]]) -> list[int]:
         if indices is None:
