@@ -339,7 +339,7 @@ class _HTTP:
             n = resp.length
             if raw and resp.status < 400 and ctype == _wire.MSGPACK and n:
                 buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                mv = memoryview(buf)
+                mv = buf.data
                 got = 0
                 while got < n:
                     k = resp.readinto(mv[got:])
@@ -515,7 +515,7 @@ class _FastHTTP(_HTTP):
                 n = int(length)
                 if raw and status < 400 and ctype == _wire.MSGPACK and n:
                     buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                    mv = memoryview(buf)
+                    mv = buf.data
                     got = 0
                     while got < n:
                         k = self._rfile.readinto(mv[got:])
@@ -753,7 +753,7 @@ class BatchEnv:
                 except ValueError:
                     t = None
                 if t is None:
-                    ans = _wire.unpack_views(memoryview(ans))
+                    ans = _wire.unpack_views(ans.data)
             if t is not None:
                 return t
         return {k: _wire.decode_tensor(v) for k, v in ans.items() if _wire.is_tensor(v)}

@@ -40,7 +40,7 @@ Importing this module imports gymnasium (``pip install 'dgenv[gymnasium]'``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -78,7 +78,7 @@ def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> 
     """Box of one observation with each section's documented bounds."""
     lo, hi = obs.low_high()
     dt = np.dtype(obs.dtype if dtype is None else dtype)
-    return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=dt)
+    return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=cast(Any, dt))
 
 
 def _one_seat(learner_seat: int, players: int) -> list[int]:
@@ -180,7 +180,7 @@ class VectorEnv(_GymVectorEnv):
         self.observation_space = spaces.Box(
             low=np.broadcast_to(self.single_observation_space.low, (n, self.env.obs_size)),
             high=np.broadcast_to(self.single_observation_space.high, (n, self.env.obs_size)),
-            dtype=self.single_observation_space.dtype,
+            dtype=cast(Any, self.single_observation_space.dtype),
         )
         self.action_space = MaskedMultiDiscrete(np.full(n, na, dtype=np.int64))
         self.render_mode = None

@@ -25,7 +25,7 @@ Importing this module imports pettingzoo (``pip install 'dgenv[pettingzoo]'``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -62,7 +62,7 @@ class AECEnv(_PZAECEnv):
         render_mode: None or ``"ansi"``.
     """
 
-    metadata = {"name": "dgenv_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata: dict[str, Any] = {"name": "dgenv_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(
         self,
@@ -94,11 +94,11 @@ class AECEnv(_PZAECEnv):
         lo, hi = self.env.spec.obs.low_high()
         dt = np.dtype(self.env.spec.obs.dtype if obs_dtype is None else obs_dtype)
         d, n = self.env.obs_size, self.env.num_actions
-        box = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(d,), dtype=dt)
+        box = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(d,), dtype=cast(Any, dt))
         self._obs_space = spaces.Dict(
             {"observation": box, "action_mask": spaces.Box(0, 1, shape=(n,), dtype=np.int8)}
         )
-        self._act_space = spaces.Discrete(n)
+        self._act_space: spaces.Discrete = spaces.Discrete(n)
         self._obs_dtype = dt
         self._seen = np.zeros((p, d), dtype=dt)  # each seat's last observation
         self._mask = np.zeros(n, dtype=np.int8)  # legal actions of the agent to act
@@ -124,7 +124,7 @@ class AECEnv(_PZAECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._seen[:] = 0
         self._scores = None
         self._take(b)

@@ -38,17 +38,16 @@ from .client import BatchEnv, Client, connect
 require("ray.rllib", "rllib")
 from gymnasium import spaces  # noqa: E402
 
+from ray.rllib.env.multi_agent_env import MultiAgentEnv as _RLlibMultiAgentEnv  # noqa: E402
+from ray.rllib.utils.typing import MultiAgentDict  # noqa: E402
+
 if TYPE_CHECKING:
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv as _RLlibMultiAgentEnv
-else:
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv as _RLlibMultiAgentEnv
 
 __all__ = ["MultiAgentEnv", "ppo_config", "POLICY"]
 
 POLICY = "shared"  # the one policy every agent maps to in ppo_config
 
-Obs = dict[str, dict[str, np.ndarray]]
 
 
 class MultiAgentEnv(_RLlibMultiAgentEnv):
@@ -89,7 +88,8 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
             obs_dtype=np.float32,
         )
         self.seats = list(self.env.spec.learner_seats)
-        self.agents = self.possible_agents = [f"player_{s}" for s in self.seats]
+        names: list[str] = [f"player_{s}" for s in self.seats]
+        self.agents = self.possible_agents = list(names)
         self._seat = {f"player_{s}": s for s in self.seats}
         lo, hi = self.env.spec.obs.low_high()
         d, n = self.env.obs_size, self.env.num_actions
@@ -99,43 +99,48 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
                 "action_mask": spaces.Box(0.0, 1.0, (n,), np.float32),
             }
         )
-        self.observation_spaces = {a: obs_space for a in self.agents}
-        self.action_spaces = {a: spaces.Discrete(n) for a in self.agents}
-        self.observation_space = spaces.Dict(self.observation_spaces)  # type: ignore[assignment]
-        self.action_space = spaces.Dict(self.action_spaces)  # type: ignore[assignment]
+        self.observation_spaces = {a: obs_space for a in names}
+        self.action_spaces = {a: spaces.Discrete(n) for a in names}
+        self.observation_space = spaces.Dict({a: obs_space for a in names})
+        self.action_space = spaces.Dict({a: spaces.Discrete(n) for a in names})
+        self._names = names
         self._mask = np.zeros(n, dtype=np.float32)
         self._obs = np.zeros(d, dtype=np.float32)
-        self._to_act = self.agents[0]
+        self._to_act = names[0]
         self._over = True
 
-    def _observe(self, obs: np.ndarray, mask: np.ndarray, player: int) -> Obs:
+    def _observe(self, obs: np.ndarray, mask: np.ndarray, player: int) -> MultiAgentDict:
         self._obs = np.array(obs, dtype=np.float32)
         self._mask = mask.astype(np.float32)
         self._to_act = f"player_{player}"
         return {self._to_act: {"observations": self._obs, "action_mask": self._mask}}
 
-    def _final(self) -> Obs:
+    def _final(self) -> MultiAgentDict:
         z = {"observations": np.zeros_like(self._obs), "action_mask": np.zeros_like(self._mask)}
-        return {a: {k: v.copy() for k, v in z.items()} for a in self.agents}
+        return {a: {k: v.copy() for k, v in z.items()} for a in self._names}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None) -> tuple[Obs, dict[str, Any]]:
+    def reset(  # type: ignore[override]  # RLlib's per-agent dicts, not gymnasium.Env's
+        self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None
+    ) -> tuple[MultiAgentDict, MultiAgentDict]:
         """Deal a new game; ``seed`` makes it (and the bots' play) reproducible."""
         b = self.env.reset(seed=seed)
         self._over = False
         return self._observe(b.obs[0], b.mask[0], int(b.player[0])), {}
 
-    def step(self, action_dict: Mapping[str, Any]) -> tuple[Obs, dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+    def step(  # type: ignore[override]  # RLlib's per-agent dicts, not gymnasium.Env's
+        self, action_dict: MultiAgentDict
+    ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
         """Play the acting agent's action (other agents' entries are ignored)."""
         if self._over:
             raise RuntimeError("episode is over: call reset()")
         agent = self._to_act
         if agent not in action_dict:
-            raise KeyError(f"no action for {agent}, the agent to act (got {sorted(action_dict)})")
+            raise KeyError(f"no action for {agent}, the agent to act (got {sorted(map(str, action_dict))})")
         a = int(np.asarray(action_dict[agent]).reshape(()))
-        no = {"__all__": False}
+        no: MultiAgentDict = {"__all__": False}
         if self.illegal_action == "terminate" and not (0 <= a < self._mask.size and self._mask[a] > 0):
             self._over = True
-            rewards = {x: 0.0 for x in self.agents}
+            rewards: MultiAgentDict = {x: 0.0 for x in self._names}
             rewards[agent] = self.illegal_action_reward
             return self._final(), rewards, {"__all__": True}, no, {agent: {"illegal_action": True}}
         b = self.env.step(np.array([a], dtype=np.int64))
@@ -144,7 +149,7 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         if b.done[0]:
             self._over = True
             scores = np.array(b.scores[0])
-            return self._final(), rewards, {"__all__": True}, no, {x: {"scores": scores} for x in self.agents}
+            return self._final(), rewards, {"__all__": True}, no, {x: {"scores": scores} for x in self._names}
         return self._observe(b.obs[0], b.mask[0], int(b.player[0])), rewards, no, no, {}
 
     def close(self) -> None:
