@@ -456,6 +456,34 @@ func TestStepRefusals(t *testing.T) {
 	}
 }
 
+// TestStepSkip: an action of -1 (env.Skip) leaves its env as it is, in
+// every encoding of the actions; the other envs step.
+func TestStepSkip(t *testing.T) {
+	c := newClient(t)
+	const n = 3
+	s := c.create(map[string]any{"num_envs": n, "seed": 5})
+	cur := c.reset(s.Session, map[string]any{"seed": 5})
+	d := len(cur.Obs.Data) / n
+	for round, ct := range []string{ctMsgpack, ctJSON} {
+		actions := legalActions(cur.Mask.Data, n, func(i, k int) int { return 0 })
+		actions[1] = env.Skip
+		var body []byte
+		if ct == ctJSON {
+			body = js(t, map[string]any{"actions": []int{int(actions[0]), -1, int(actions[2])}})
+		} else {
+			body = stepBody(t, actions)
+		}
+		a := c.do("POST", "/v1/sessions/"+s.Session+"/step", ct, body)
+		require.Equal(t, http.StatusOK, a.Status, "round %d: %s", round, a.Body)
+		var next batch
+		decodeAnswer(t, a, &next)
+		assert.Equal(t, cur.Obs.Data[d:2*d], next.Obs.Data[d:2*d], "round %d: skipped env's obs changed", round)
+		assert.Equal(t, cur.Mask.Data[env.NumActions:2*env.NumActions], next.Mask.Data[env.NumActions:2*env.NumActions], "round %d: skipped env's mask changed", round)
+		assert.NotEqual(t, cur.Obs.Data[:d], next.Obs.Data[:d], "round %d: env 0 did not step", round)
+		cur = next
+	}
+}
+
 func TestUnknownSessionIs404(t *testing.T) {
 	c := newClient(t)
 	s := c.create(map[string]any{})
