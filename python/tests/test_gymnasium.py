@@ -217,6 +217,8 @@ def test_vector_env_illegal_action_raise_steps_nothing(client: dgenv.Client) -> 
     a = np.array([int(np.flatnonzero(~info["action_mask"][0])[0]), int(np.flatnonzero(info["action_mask"][1])[0])])
     with pytest.raises(dgenv.IllegalActionError):
         venv.step(a)
+    with pytest.raises(ValueError, match="card id"):
+        venv.step(np.array([-1, a[1]]))  # not taken for the server's "skip"
     venv.step(random_legal(info["action_mask"], np.random.default_rng(0)))  # still usable
     venv.close()
 

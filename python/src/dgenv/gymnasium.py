@@ -248,6 +248,10 @@ class VectorEnv(_GymVectorEnv):
             if not legal.all():
                 illegal = ~legal
                 a[illegal] = SKIP
+        elif (a < 0).any() and (resetting is None or (a[~resetting] < 0).any()):
+            # -1 would skip the env on the server: not a card
+            k = int(np.flatnonzero((a < 0) if resetting is None else (a < 0) & ~resetting)[0])
+            raise ValueError(f"actions[{k}] = {a[k]}: want a card id 0..{self._mask.shape[1] - 1}")
         if resetting is not None and resetting.any():
             a[resetting] = SKIP
         b = self.env.step(a)
