@@ -66,9 +66,13 @@ def test_wheel_carries_the_server_and_plays_without_go_or_repo(tmp_path: Path) -
 
     venv = tmp_path / "venv"
     # The system's site-packages give the dependencies (numpy, msgpack) without
-    # downloading; --ignore-installed puts the wheel's dgenv in the venv even
-    # where the system has a dgenv (e.g. editable), which it then shadows.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    # downloading, and pip itself (--without-pip: no ensurepip needed); pip run
+    # by the venv's python installs into the venv. --ignore-installed puts the
+    # wheel's dgenv there even where the system has a dgenv (e.g. editable),
+    # which it then shadows.
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True, timeout=300
+    )
     vpy = venv / "bin" / "python"
     subprocess.run(
         [str(vpy), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--ignore-installed",
