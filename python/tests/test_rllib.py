@@ -77,6 +77,15 @@ def test_illegal_action_ends_the_game_or_raises(client: dgenv.Client) -> None:
         MultiAgentEnv({"url": client.url, "player": 4})
 
 
+@pytest.mark.parametrize("opponent", [None, "heuristic"])
+def test_env_passes_rllibs_pre_check(client: dgenv.Client, opponent) -> None:
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    env = MultiAgentEnv({"url": client.url, "opponent": opponent})
+    check_multiagent_environments(env)  # steps random (unmasked) actions: the default "terminate" applies
+    env.close()
+
+
 def test_ppo_trains_an_iteration_with_two_env_runners(client: dgenv.Client) -> None:
     from dgenv import rllib_train
 
