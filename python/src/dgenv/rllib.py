@@ -81,7 +81,7 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         self.env: BatchEnv = self.client.make(
             players=players,
             num_envs=1,
-            learner_seats=None if opponent is None else list(seats or [0]),
+            learner_seats=None if seats is None else [int(x) for x in seats],
             opponent=opponent,
             reward=str(cfg.get("reward", "points")),
             deals=cfg.get("deals"),
