@@ -313,11 +313,19 @@ func (v *VecEnv) ResetContinue() {
 	v.run(opReset)
 }
 
+// Skip, as env i's action in Step, leaves env i as it is for that step:
+// nothing is played, its rewards are 0, done is 0, and its observation, mask
+// and player stay those of the previous answer. A client whose auto-reset
+// comes one step after the end (Gymnasium's NEXT_STEP) sends it for the envs
+// whose next game it has not shown yet.
+const Skip = -1
+
 // Step plays actions[i] in env i for the seat to act, then (with learner
 // seats) the opponents until a learner seat is to act. An env whose game
 // ends is reset in the same step (done = 1, scores set). Every action is
 // checked first: if any is illegal, Step returns an *IllegalActionError
-// naming the first such env and nothing changes.
+// naming the first such env and nothing changes. An action of Skip leaves
+// its env as it is (see Skip).
 func (v *VecEnv) Step(actions []int32) error {
 	if v.closed {
 		return errors.New("vecenv: closed")
@@ -329,6 +337,9 @@ func (v *VecEnv) Step(actions []int32) error {
 		return fmt.Errorf("%d actions for %d envs", len(actions), v.n)
 	}
 	for i, a := range actions {
+		if a == Skip {
+			continue
+		}
 		if a < 0 || a >= NumActions || v.mask[i*NumActions+int(a)] == 0 {
 			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: v.states[i].LegalActions()}
 		}
@@ -407,6 +418,9 @@ func (v *VecEnv) stepEnv(i int) {
 	if v.done[i] != 0 {
 		clear(v.scores[i*v.p : (i+1)*v.p])
 		v.done[i] = 0
+	}
+	if v.actions[i] == Skip {
+		return
 	}
 	v.play(i, Action(v.actions[i]))
 	v.playOpponents(i)

@@ -238,7 +238,7 @@ func TestVecIllegalActionRefusesBatch(t *testing.T) {
 	recs, bufs := snapshot()
 	for _, k := range []int{0, 3, 7} {
 		const illegalCard = math.MinInt32
-		for _, bad := range []int32{-1, env.NumActions, 1 << 20, illegalCard} {
+		for _, bad := range []int32{-2, env.NumActions, 1 << 20, illegalCard} {
 			if bad == illegalCard { // a card id that is not legal in env k
 				for a := range env.NumActions {
 					if v.Mask()[k*env.NumActions+a] == 0 {
@@ -286,6 +286,80 @@ func TestVecIllegalActionRefusesBatch(t *testing.T) {
 		}
 		v.Close() // twice is fine
 	})
+}
+
+// TestVecSkipLeavesEnvAsItIs: env.Skip as an env's action plays nothing in
+// it (same state, obs, mask and player; rewards and done 0, scores cleared)
+// while the other envs step; packed outputs too.
+func TestVecSkipLeavesEnvAsItIs(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("packed=%v", packed), func(t *testing.T) {
+			cfg := env.VecConfig{Params: env.Params{Players: 3, Deals: 1}, NumEnvs: 6, Seed: 5, LearnerSeats: []int{0}, Opponent: "random", Packed: packed}
+			v := newVec(t, cfg)
+			rng := env.NewRNG(5, 5)
+			actions := make([]int32, cfg.NumEnvs)
+			row := func(k int) string {
+				var o []byte
+				if packed {
+					pk := v.Packing()
+					o = append(slices.Clone(v.ObsBits()[k*pk.Bytes:(k+1)*pk.Bytes]), v.ObsExtra()[k*pk.ExtraBytes:(k+1)*pk.ExtraBytes]...)
+				} else {
+					d := v.Layout().Size
+					o = slices.Clone(v.Obs()[k*d : (k+1)*d])
+				}
+				return fmt.Sprintf("%v %v %d %s", o, v.Mask()[k*env.NumActions:(k+1)*env.NumActions], v.Player()[k], v.State(k).Serialize())
+			}
+			skipped := 0
+			for step := 0; skipped < 3 && step < 100; step++ {
+				ended := slices.Index(v.Done(), 1)
+				chooseFromMask(v.Mask(), actions, &rng)
+				if ended < 0 {
+					if err := v.Step(actions); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				// Env `ended` finished its game last step: skip it once, as a
+				// NEXT_STEP client does, and also skip env 0 mid-game.
+				k := []int{ended, 0}
+				before := []string{row(ended), row(0)}
+				episode := v.Episode()[ended]
+				for _, i := range k {
+					actions[i] = env.Skip
+				}
+				others := map[int]string{}
+				for i := range cfg.NumEnvs {
+					if i != ended && i != 0 {
+						others[i] = v.State(i).Serialize()
+					}
+				}
+				if err := v.Step(actions); err != nil {
+					t.Fatalf("Step with Skip: %v", err)
+				}
+				for j, i := range k {
+					if got := row(i); got != before[j] {
+						t.Errorf("env %d skipped: obs/mask/player/state changed", i)
+					}
+					if v.Done()[i] != 0 || slices.ContainsFunc(v.Rewards()[i*3:(i+1)*3], func(r float32) bool { return r != 0 }) ||
+						slices.ContainsFunc(v.Scores()[i*3:(i+1)*3], func(s int32) bool { return s != 0 }) {
+						t.Errorf("env %d skipped: done %d rewards %v scores %v, want all 0", i, v.Done()[i], v.Rewards()[i*3:(i+1)*3], v.Scores()[i*3:(i+1)*3])
+					}
+				}
+				if v.Episode()[ended] != episode {
+					t.Errorf("env %d skipped: episode %d -> %d", ended, episode, v.Episode()[ended])
+				}
+				for i, s := range others {
+					if v.State(i).Serialize() == s {
+						t.Errorf("env %d was not skipped but did not move", i)
+					}
+				}
+				skipped++
+			}
+			if skipped < 3 {
+				t.Fatalf("only %d games ended in 100 steps", skipped)
+			}
+		})
+	}
 }
 
 func TestVecAutoResetAndRecords(t *testing.T) {

@@ -418,7 +418,7 @@ func TestStepRefusals(t *testing.T) {
 			{"too many actions", ctMsgpack, stepBody(t, append(good, 0)), 400, "bad_request"},
 			{"too few plain actions", ctJSON, js(t, map[string]any{"actions": plain[:1]}), 400, "bad_request"},
 			{"an action over 89", ctJSON, js(t, map[string]any{"actions": []int{0, 90, 0, 0}}), 400, "bad_request"},
-			{"a negative action", ctMsgpack, mp(t, map[string]any{"actions": []int{-1, 0, 0, 0}}), 400, "bad_request"},
+			{"a negative action", ctMsgpack, mp(t, map[string]any{"actions": []int{-2, 0, 0, 0}}), 400, "bad_request"},
 			{"a fractional action", ctJSON, []byte(`{"actions": [1.5, 0, 0, 0]}`), 400, "bad_request"},
 			{"a msgpack float action", ctMsgpack, mp(t, map[string]any{"actions": []float64{1, 0, 0, 0}}), 400, "bad_request"},
 			{"a string action", ctMsgpack, mp(t, map[string]any{"actions": []any{"1", 0, 0, 0}}), 400, "bad_request"},
@@ -453,6 +453,34 @@ func TestStepRefusals(t *testing.T) {
 		cur = c.step(sut.Session, good)
 		refB := c.step(ref.Session, good)
 		require.Equal(t, refB, cur, "round %d: refused requests changed the session", round)
+	}
+}
+
+// TestStepSkip: an action of -1 (env.Skip) leaves its env as it is, in
+// every encoding of the actions; the other envs step.
+func TestStepSkip(t *testing.T) {
+	c := newClient(t)
+	const n = 3
+	s := c.create(map[string]any{"num_envs": n, "seed": 5})
+	cur := c.reset(s.Session, map[string]any{"seed": 5})
+	d := len(cur.Obs.Data) / n
+	for round, ct := range []string{ctMsgpack, ctJSON} {
+		actions := legalActions(cur.Mask.Data, n, func(i, k int) int { return 0 })
+		actions[1] = env.Skip
+		var body []byte
+		if ct == ctJSON {
+			body = js(t, map[string]any{"actions": []int{int(actions[0]), -1, int(actions[2])}})
+		} else {
+			body = stepBody(t, actions)
+		}
+		a := c.do("POST", "/v1/sessions/"+s.Session+"/step", ct, body)
+		require.Equal(t, http.StatusOK, a.Status, "round %d: %s", round, a.Body)
+		var next batch
+		decodeAnswer(t, a, &next)
+		assert.Equal(t, cur.Obs.Data[d:2*d], next.Obs.Data[d:2*d], "round %d: skipped env's obs changed", round)
+		assert.Equal(t, cur.Mask.Data[env.NumActions:2*env.NumActions], next.Mask.Data[env.NumActions:2*env.NumActions], "round %d: skipped env's mask changed", round)
+		assert.NotEqual(t, cur.Obs.Data[:d], next.Obs.Data[:d], "round %d: env 0 did not step", round)
+		cur = next
 	}
 }
 

@@ -406,8 +406,8 @@ func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
 }
 
 func checkAction(i int, v int64) *Error {
-	if v < 0 || v >= env.NumActions {
-		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d", i, v, env.NumActions-1)
+	if (v < 0 || v >= env.NumActions) && v != env.Skip {
+		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, env.NumActions-1, env.Skip)
 		e.Details = map[string]any{"env": i, "action": v}
 		return e
 	}

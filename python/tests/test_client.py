@@ -158,7 +158,7 @@ def test_illegal_action_raises_with_env_action_legal_and_changes_nothing(make) -
         np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("action", [90, -1, 1000, 40000])
+@pytest.mark.parametrize("action", [90, -2, 1000, 40000])  # -1 is "skip this env" (docs/api.md)
 def test_out_of_range_action_is_a_bad_request(make, action: int) -> None:
     env = make(num_envs=2, seed=1)
     env.reset()

@@ -29,8 +29,8 @@ def test_parallel_env_passes_parallel_api_test(client: dgenv.Client) -> None:
 
 
 def test_parallel_env_passes_parallel_seed_test(client: dgenv.Client) -> None:
-    # parallel_seed_test samples unmasked actions: the documented "terminate" policy applies.
-    parallel_seed_test(lambda: parallel_env(client, illegal_action="terminate"), num_cycles=50)
+    # parallel_seed_test samples unmasked actions: the default "terminate" convention applies.
+    parallel_seed_test(lambda: parallel_env(client), num_cycles=50)
 
 
 def test_aec_game_rewards_add_up_to_the_final_scores(client: dgenv.Client) -> None:
@@ -56,7 +56,7 @@ def test_aec_game_rewards_add_up_to_the_final_scores(client: dgenv.Client) -> No
 
 
 def test_aec_illegal_action_raises_or_terminates(client: dgenv.Client) -> None:
-    env = AECEnv(client)
+    env = AECEnv(client, illegal_action="raise")
     env.reset(seed=1)
     obs, *_ = env.last()
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
@@ -65,10 +65,12 @@ def test_aec_illegal_action_raises_or_terminates(client: dgenv.Client) -> None:
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # still usable
     env.close()
 
-    env = AECEnv(client, illegal_action="terminate", illegal_action_reward=-3.0)
+    env = AECEnv(client, illegal_action_reward=-3.0)  # the default: "terminate"
     env.reset(seed=1)
     offender = env.agent_selection
     env.step(illegal)
     assert all(env.terminations.values())
     assert env.rewards[offender] == -3.0
+    assert all(r == 0 for a, r in env.rewards.items() if a != offender)
+    assert env.infos[offender]["illegal_action"]
     env.close()

@@ -12,7 +12,8 @@ Quick start::
             b = env.step(a)
 
 Adapters live in submodules and import their library lazily:
-:mod:`dgenv.gymnasium`, :mod:`dgenv.pettingzoo`, :mod:`dgenv.sb3`, :mod:`dgenv.openspiel`.
+:mod:`dgenv.gymnasium`, :mod:`dgenv.pettingzoo`, :mod:`dgenv.sb3`, :mod:`dgenv.rllib`,
+:mod:`dgenv.openspiel`.
 """
 
 from .client import NUM_ACTIONS, Batch, BatchEnv, Client, ObsSpec, Section, Spec, connect

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Union
+from types import ModuleType
+from typing import Optional, Union
 
 from .client import Client, connect
 
-__all__ = ["ClientLike", "resolve_client", "default_server", "require"]
+__all__ = ["ClientLike", "resolve_client", "own_client", "default_server", "require"]
 
 ClientLike = Union[Client, str, None]
 
-_default = None
+_default: Optional[Client] = None
 _default_lock = threading.Lock()
 
 
@@ -46,7 +47,12 @@ def resolve_client(client: ClientLike) -> Client:
     raise TypeError(f"client: want a dgenv.Client, a URL or None, got {type(client).__name__}")
 
 
-def require(module: str, extra: str):
+def own_client(client: ClientLike) -> tuple[Client, bool]:
+    """:func:`resolve_client`, and whether the caller opened it (from a URL) and so must close it."""
+    return resolve_client(client), isinstance(client, str)
+
+
+def require(module: str, extra: str) -> ModuleType:
     """Import ``module`` or fail with the pip command that installs it."""
     import importlib
 

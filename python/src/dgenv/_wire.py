@@ -85,7 +85,7 @@ def unpack(data: bytes | bytearray | memoryview) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
-_STRUCT = {}
+_STRUCT: dict[Any, Any] = {}
 
 
 def _fmt(code: str):
@@ -187,7 +187,7 @@ class BatchLayout:
         integers (``seq``) as ints, or None if its framing differs."""
         if buf.size != self.length:
             return None
-        mv = memoryview(buf)
+        mv = buf.data
         for s, e, want in self.frame:
             if mv[s:e] != want:
                 return None

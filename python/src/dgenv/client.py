@@ -365,7 +365,7 @@ class _HTTP:
             n = resp.length
             if raw and resp.status < 400 and ctype == _wire.MSGPACK and n:
                 buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                mv = memoryview(buf)
+                mv = buf.data
                 got = 0
                 while got < n:
                     k = resp.readinto(mv[got:])
@@ -541,7 +541,7 @@ class _FastHTTP(_HTTP):
                 n = int(length)
                 if raw and status < 400 and ctype == _wire.MSGPACK and n:
                     buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                    mv = memoryview(buf)
+                    mv = buf.data
                     got = 0
                     while got < n:
                         k = self._rfile.readinto(mv[got:])
@@ -618,6 +618,12 @@ class Client:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy (pickle, copy.deepcopy: e.g. in Gymnasium's EnvSpec kwargs) is
+        # a new client of the same server with its own connection; a copy of a
+        # LocalServer does not own the process.
+        return (Client, (self.url, self.token, self.timeout))
 
     def _request(self, method: str, path: str, body: Any = None, *, session_route: bool = False) -> Any:
         with self._lock:
@@ -903,7 +909,7 @@ class BatchEnv:
                 except ValueError:
                     t = None
                 if t is None:
-                    ans = _wire.unpack_views(memoryview(ans))
+                    ans = _wire.unpack_views(ans.data)
             if t is not None:
                 return t
         out: dict[str, Any] = {k: _wire.decode_tensor(v) for k, v in ans.items() if _wire.is_tensor(v)}

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -47,7 +47,7 @@ __all__ = ["evaluate", "find_dgeval", "plot_results", "write_results", "main"]
 _PROGRESS = re.compile(r"(\d+)/(\d+) games")
 
 
-def _mean_ci(x: np.ndarray) -> dict[str, float]:
+def _mean_ci(x: Union[Sequence[float], np.ndarray]) -> dict[str, float]:
     x = np.asarray(x, dtype=np.float64)
     if x.size < 2:
         return {"mean": float(x.mean()) if x.size else float("nan"), "ci95": float("nan")}

@@ -3,62 +3,82 @@
 Both play one learner seat against the server's bots (``opponent``), which move
 inside the server's step. Observations are the learner's flat observation
 vector (float32 by default); the legal actions are ``info["action_mask"]`` and
-``action_masks()``.
+``action_masks()``, in a form the action space's ``sample(mask=...)`` takes.
 
 Vector env and auto-reset
-    The server resets a finished game inside the step that ends it, so
-    :class:`VectorEnv` declares ``metadata["autoreset_mode"] =
-    AutoresetMode.SAME_STEP``: when ``terminations[i]`` is True, ``obs[i]`` and
-    ``info["action_mask"][i]`` already belong to env i's next game, and the
-    finished game's final totals are in ``info["scores"][i]``. The server does
-    not send the terminal observation (the game is over: there is no decision
-    left and its value is 0), so ``info["final_obs"]`` holds zeros in rows where
-    ``info["_final_obs"]`` is True. Games always end by termination, never by
-    truncation.
+    ``autoreset_mode`` is declared in ``metadata["autoreset_mode"]`` and is one of
 
-Single env and illegal actions
-    :class:`Env` checks the action against the mask before sending it. An illegal
-    action (e.g. from ``action_space.sample()``) is not sent: the step returns
-    ``illegal_action_reward`` (default -1), ``terminated=True`` and
-    ``info["illegal_action"] = True``, and the env must be reset.
+    - ``"next_step"`` (default; Gymnasium's own default, which its vector
+      wrappers such as NormalizeObservation need): the step that ends env i's
+      game returns ``terminations[i] = True`` with the terminal observation
+      (all zeros: the server does not encode a finished game, which has no
+      decision left) and an all-zero mask; the next step ignores ``actions[i]``
+      and returns the next game's first observation with reward 0. The server
+      leaves env i untouched during that step (action -1, "skip").
+    - ``"same_step"``: when ``terminations[i]`` is True, ``obs[i]`` and the mask
+      already belong to env i's next game (the server's own auto-reset);
+      ``info["final_obs"]`` holds zeros in the rows where ``info["_final_obs"]``
+      is True. No step is spent on resets: the fastest mode.
+
+    The finished game's totals are ``info["scores"][i]`` (where
+    ``info["_scores"][i]``). Games end by termination; truncations are False
+    unless the server reports a truncated game.
+
+Illegal actions
+    ``illegal_action="terminate"`` (default): an action outside the mask (e.g.
+    from an unmasked ``action_space.sample()``) is not played: that env's
+    episode ends with ``terminated=True``, reward ``illegal_action_reward``
+    (default -1) and ``info["illegal_action"]`` True in its row. In the
+    :class:`VectorEnv` the abandoned game is played out on the server with the
+    lowest legal card for the learner (in the same ``step`` call, invisibly) so
+    that the env's next episode starts with a new game. ``"raise"`` lets the
+    server's :class:`~dgenv.errors.IllegalActionError` propagate instead, and
+    nothing is stepped.
 
 Importing this module imports gymnasium (``pip install 'dgenv[gymnasium]'``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, require, resolve_client
-from .client import BatchEnv, ObsSpec
+from ._common import ClientLike, own_client, require
+from .client import Batch, BatchEnv, Client, ObsSpec
 
 gym = require("gymnasium", "gymnasium")
 from gymnasium import spaces  # noqa: E402
-from gymnasium.vector.utils import batch_space  # noqa: E402
+from gymnasium.vector import AutoresetMode  # noqa: E402
 
-try:  # gymnasium >= 1.0
-    from gymnasium.vector import AutoresetMode  # noqa: E402
+if TYPE_CHECKING:  # the names mypy resolves; at run time they come from `gym` above
+    from gymnasium import Env as _GymEnv
+    from gymnasium.vector import VectorEnv as _GymVectorEnv
+else:
+    _GymEnv = gym.Env
+    _GymVectorEnv = gym.vector.VectorEnv
 
-    _SAME_STEP: Any = AutoresetMode.SAME_STEP
-except ImportError:  # pragma: no cover - older gymnasium
-    _SAME_STEP = "SameStep"
-
-__all__ = ["VectorEnv", "Env", "observation_space", "ENV_ID"]
+__all__ = ["VectorEnv", "Env", "MaskedMultiDiscrete", "observation_space", "ENV_ID"]
 
 # gymnasium.make(ENV_ID, client=...) and gymnasium.make_vec(ENV_ID, num_envs=N,
 # vectorization_mode="vector_entry_point", client=...) once this module is
 # imported (or name it as "dgenv.gymnasium:dgenv/DavidGoliath-v0").
 ENV_ID = "dgenv/DavidGoliath-v0"
 
+SKIP = -1  # an action that leaves its env as it is for one server step (API: "skip")
+
+_MODES = {
+    "next_step": AutoresetMode.NEXT_STEP,
+    "same_step": AutoresetMode.SAME_STEP,
+}
+
 
 def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> spaces.Box:
     """Box of one observation with each section's documented bounds."""
     lo, hi = obs.low_high()
     dt = np.dtype(obs.dtype if dtype is None else dtype)
-    return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=dt)
+    return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=cast(Any, dt))
 
 
 def _one_seat(learner_seat: int, players: int) -> list[int]:
@@ -67,7 +87,25 @@ def _one_seat(learner_seat: int, players: int) -> list[int]:
     return [int(learner_seat)]
 
 
-class VectorEnv(gym.vector.VectorEnv):
+def _illegal_mode(illegal_action: str) -> str:
+    if illegal_action not in ("terminate", "raise"):
+        raise ValueError(f"illegal_action {illegal_action!r}: want 'terminate' or 'raise'")
+    return illegal_action
+
+
+class MaskedMultiDiscrete(spaces.MultiDiscrete):
+    """The VectorEnv's action space: ``MultiDiscrete([90] * N)`` whose ``sample(mask=...)``
+    also takes the ``[N, 90]`` mask of ``info["action_mask"]`` (bool or int), as
+    well as Gymnasium's tuple of int8 rows."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        """A random action per env; with ``mask``, a uniformly random legal one (0 where none is)."""
+        if isinstance(mask, np.ndarray):
+            mask = tuple(np.asarray(mask, dtype=np.int8).reshape(self.nvec.shape + (-1,)))
+        return super().sample(mask=mask, probability=probability)
+
+
+class VectorEnv(_GymVectorEnv):
     """``num_envs`` games on the server, one learner seat each, as a Gymnasium VectorEnv.
 
     Args:
@@ -79,16 +117,23 @@ class VectorEnv(gym.vector.VectorEnv):
         reward: ``"points"`` or ``"zero_sum"``; the reward is the learner seat's.
         seed: seed of the first reset when ``reset`` gets none.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
+        autoreset_mode: ``"next_step"`` (default) or ``"same_step"`` (or a
+            ``gymnasium.vector.AutoresetMode``); see the module doc.
+        illegal_action: ``"terminate"`` (default) or ``"raise"``; see the module doc.
+        illegal_action_reward: reward of an illegal action under ``"terminate"``.
         packing: ``"bits"`` to have obs and masks sent bit-packed (see
             :meth:`dgenv.Client.make`); for a server across a network.
         deals: deals per game (default: as many as players).
 
     ``step`` returns ``(obs [N, D], rewards [N], terminations [N], truncations [N], info)``
-    with ``info["action_mask"]`` ``[N, 90]`` bool, ``info["player"]``, ``info["scores"]``
-    ``[N, P]``, ``info["rewards_all"]`` ``[N, P]`` and ``info["episode"]``.
+    with ``info["action_mask"]`` ``[N, 90]`` bool, ``info["player"]``,
+    ``info["scores"]`` ``[N, P]``, ``info["rewards_all"]`` ``[N, P]``,
+    ``info["games"]`` ``[N]`` (games finished per env) and, under
+    ``"terminate"``, ``info["illegal_action"]``. Each key ``k`` has its
+    Gymnasium ``info["_k"]`` row mask.
     """
 
-    metadata = {"autoreset_mode": _SAME_STEP, "render_modes": []}
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(
         self,
@@ -101,10 +146,18 @@ class VectorEnv(gym.vector.VectorEnv):
         reward: str = "points",
         seed: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
+        autoreset_mode: Union[str, AutoresetMode] = "next_step",
+        illegal_action: str = "terminate",
+        illegal_action_reward: float = -1.0,
         deals: Optional[int] = None,
         packing: Optional[str] = None,
     ) -> None:
-        self.client = resolve_client(client)
+        mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else _MODES.get(str(autoreset_mode).lower())
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode {autoreset_mode!r}: want 'next_step' or 'same_step'")
+        self.illegal_action = _illegal_mode(illegal_action)
+        self.illegal_action_reward = float(illegal_action_reward)
+        self.client, self._own_client = own_client(client)
         seats = _one_seat(learner_seat, players)
         self.env: BatchEnv = self.client.make(
             players=players,
@@ -117,35 +170,47 @@ class VectorEnv(gym.vector.VectorEnv):
             obs_dtype=obs_dtype,
             packing=packing,
         )
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.autoreset_mode: AutoresetMode = mode
         self.learner_seat = seats[0]
         self.num_envs = self.env.num_envs
+        n, na = self.num_envs, self.env.num_actions
         self.single_observation_space = observation_space(self.env.spec.obs, obs_dtype)
-        self.single_action_space = spaces.Discrete(self.env.num_actions)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.single_action_space = spaces.Discrete(na)
+        self.observation_space = spaces.Box(
+            low=np.broadcast_to(self.single_observation_space.low, (n, self.env.obs_size)),
+            high=np.broadcast_to(self.single_observation_space.high, (n, self.env.obs_size)),
+            dtype=cast(Any, self.single_observation_space.dtype),
+        )
+        self.action_space = MaskedMultiDiscrete(np.full(n, na, dtype=np.int64))
         self.render_mode = None
         self._seed = seed
-        self._mask = np.zeros((self.num_envs, self.env.num_actions), dtype=bool)
-        self._final_obs = np.zeros((self.num_envs, self.env.obs_size), dtype=self.single_observation_space.dtype)
+        self._mask = np.zeros((n, na), dtype=bool)
+        self._final_obs = np.zeros((n, self.env.obs_size), dtype=self.single_observation_space.dtype)
         self._final_obs.setflags(write=False)
-        self._all = np.ones(self.num_envs, dtype=bool)
+        self._all = np.ones(n, dtype=bool)
+        self._ended = np.zeros(n, dtype=bool)  # NEXT_STEP: envs whose next step is their reset
 
-    def _info(self, b: Any) -> dict[str, Any]:
-        done = b.done
-        return {
-            "action_mask": b.mask,
+    def _info(self, b: Batch, mask: np.ndarray, done: np.ndarray, illegal: Optional[np.ndarray]) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "action_mask": mask,
             "_action_mask": self._all,
             "player": b.player,
             "_player": self._all,
             "rewards_all": b.rewards,
             "_rewards_all": self._all,
-            "episode": b.episode,
-            "_episode": self._all,
+            "games": b.episode,
+            "_games": self._all,
             "scores": b.scores,
-            "_scores": done,
-            "final_obs": self._final_obs,
-            "_final_obs": done,
+            "_scores": b.done,
         }
+        if illegal is not None:
+            info["illegal_action"] = illegal
+            info["_illegal_action"] = illegal
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            info["final_obs"] = self._final_obs
+            info["_final_obs"] = done
+        return info
 
     def reset(
         self,
@@ -159,29 +224,94 @@ class VectorEnv(gym.vector.VectorEnv):
         super().reset(seed=seed)
         if seed is None and self._seed is not None:
             seed, self._seed = self._seed, None
-        b = self.env.reset(seed=seed)
+        b = self.env.reset(seed=None if seed is None else int(seed))
         self._mask = b.mask
-        return b.obs, self._info(b)
+        self._ended[:] = False
+        return b.obs, self._info(b, b.mask, b.done, None)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Play one action per env (learner seat), then the opponents until the learner is to act."""
-        b = self.env.step(actions)
-        self._mask = b.mask
-        rewards = b.rewards[:, self.learner_seat]
-        terminations = b.done
-        truncations = b.truncated  # games lost to a server restart (client recover); all False otherwise
-        return b.obs, rewards, terminations, truncations, self._info(b)
+        n = self.num_envs
+        a = np.asarray(actions)
+        if a.shape != (n,):
+            a = a.reshape(n)
+        if a.dtype.kind not in "iu":
+            a = self.env._actions(a)  # the client's checks: integral values only
+        a = a.astype(np.int64)
+        resetting = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+        illegal: Optional[np.ndarray] = None
+        if self.illegal_action == "terminate":
+            legal = (a >= 0) & (a < self._mask.shape[1])
+            legal[legal] = self._mask[np.flatnonzero(legal), a[legal]]
+            if resetting is not None:
+                legal |= resetting
+            if not legal.all():
+                illegal = ~legal
+                a[illegal] = SKIP
+        elif (a < 0).any() and (resetting is None or (a[~resetting] < 0).any()):
+            # -1 would skip the env on the server: not a card
+            k = int(np.flatnonzero((a < 0) if resetting is None else (a < 0) & ~resetting)[0])
+            raise ValueError(f"actions[{k}] = {a[k]}: want a card id 0..{self._mask.shape[1] - 1}")
+        if resetting is not None and resetting.any():
+            a[resetting] = SKIP
+        b = self.env.step(a)
+        obs, mask, done = b.obs, b.mask, b.done
+        rewards = np.array(b.rewards[:, self.learner_seat], dtype=np.float32)
+        trunc = getattr(b, "truncated", None)
+        truncations = np.zeros(n, dtype=bool) if trunc is None else np.asarray(trunc, dtype=bool)
+        terminations = np.array(done, dtype=bool)
+        if illegal is not None:
+            rewards[illegal] = self.illegal_action_reward
+            terminations |= illegal
+            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+                # The next game's first observation is this step's: play the
+                # abandoned games out now.
+                obs, mask = self._play_out(illegal, obs, mask)
+            else:
+                self._play_out(illegal, obs, mask)
+        ended = terminations | truncations
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            if ended.any():  # the terminal observation (zeros) and no legal action
+                obs = obs if obs.flags.writeable else obs.copy()
+                obs[ended] = 0
+                mask = mask.copy()
+                mask[ended] = False
+            self._ended = ended
+        self._mask = mask
+        return obs, rewards, terminations, truncations, self._info(b, mask, ended, illegal)
+
+    def _play_out(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Finish the games of ``rows`` on the server (lowest legal card for the
+        learner, the other envs skipped), so those envs start a new game.
+        Returns ``obs`` and ``mask`` with those rows replaced by the new games' first ones."""
+        left = rows.copy()
+        cur_mask = mask
+        b: Optional[Batch] = None
+        while left.any():
+            a = np.full(self.num_envs, SKIP, dtype=np.int64)
+            a[left] = np.argmax(cur_mask[left], axis=1)
+            b = self.env.step(a)
+            cur_mask = b.mask
+            left &= ~b.done
+        assert b is not None
+        obs = obs if obs.flags.writeable else obs.copy()
+        mask = mask.copy()
+        obs[rows] = b.obs[rows]
+        mask[rows] = b.mask[rows]
+        return obs, mask
 
     def action_masks(self) -> np.ndarray:
         """``[N, 90]`` bool mask of the legal actions for the current observations."""
         return self._mask
 
     def close_extras(self, **kwargs: Any) -> None:
-        """End the server session."""
+        """End the server session (and close the client if this env opened it from a URL)."""
         self.env.close()
+        if self._own_client:
+            self.client.close()
 
 
-class Env(gym.Env):
+class Env(_GymEnv):
     """One game on the server, one learner seat, as a Gymnasium Env.
 
     Args:
@@ -190,16 +320,19 @@ class Env(gym.Env):
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats.
         reward: ``"points"`` or ``"zero_sum"``.
-        illegal_action_reward: reward of an illegal action, which also ends the episode.
+        illegal_action: ``"terminate"`` (default) or ``"raise"``; see the module doc.
+        illegal_action_reward: reward of an illegal action under ``"terminate"``.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
         deals: deals per game (default: as many as players).
         render_mode: None or ``"ansi"`` (a text summary of the learner's view).
 
-    ``info["action_mask"]`` (and :meth:`action_masks`) is the ``[90]`` bool mask of
-    the legal actions. On termination the observation is all zeros (the game is over).
+    ``info["action_mask"]`` is the ``[90]`` int8 mask of the legal actions
+    (``env.action_space.sample(mask=info["action_mask"])`` draws a legal one);
+    :meth:`action_masks` gives it as bool. On termination the observation is
+    all zeros (the game is over).
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"]}
 
     def __init__(
         self,
@@ -209,6 +342,7 @@ class Env(gym.Env):
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
+        illegal_action: str = "terminate",
         illegal_action_reward: float = -1.0,
         obs_dtype: Optional[DTypeLike] = np.float32,
         deals: Optional[int] = None,
@@ -216,7 +350,8 @@ class Env(gym.Env):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: want None or 'ansi'")
-        self.client = resolve_client(client)
+        self.illegal_action = _illegal_mode(illegal_action)
+        self.client, self._own_client = own_client(client)
         seats = _one_seat(learner_seat, players)
         self.env: BatchEnv = self.client.make(
             players=players,
@@ -233,7 +368,7 @@ class Env(gym.Env):
         self.action_space = spaces.Discrete(self.env.num_actions)
         self.render_mode = render_mode
         self._obs = np.zeros(self.observation_space.shape, dtype=self.observation_space.dtype)
-        self._mask = np.zeros(self.env.num_actions, dtype=bool)
+        self._mask = np.zeros(self.env.num_actions, dtype=np.int8)
         self._over = True
 
     def reset(
@@ -245,9 +380,15 @@ class Env(gym.Env):
         self._over = False
         return self._observe(b), {"action_mask": self._mask.copy()}
 
-    def _observe(self, b: Any) -> np.ndarray:
+    def _observe(self, b: Batch) -> np.ndarray:
         self._obs = np.array(b.obs[0], dtype=self.observation_space.dtype)
-        self._mask = np.array(b.mask[0])
+        self._mask = b.mask[0].astype(np.int8)
+        return self._obs
+
+    def _end(self) -> np.ndarray:
+        self._over = True
+        self._obs = np.zeros_like(self._obs)
+        self._mask = np.zeros_like(self._mask)
         return self._obs
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -255,28 +396,22 @@ class Env(gym.Env):
         if self._over:
             raise RuntimeError("episode is over: call reset()")
         a = int(np.asarray(action).reshape(()))
-        if not (0 <= a < self._mask.size and self._mask[a]):
-            self._over = True
-            self._obs = np.zeros_like(self._obs)
-            self._mask = np.zeros_like(self._mask)
-            info = {"action_mask": self._mask.copy(), "illegal_action": True}
-            return self._obs, self.illegal_action_reward, True, False, info
-        b = self.env.step(np.array([a], dtype=np.int16))
+        if self.illegal_action == "terminate" and not (0 <= a < self._mask.size and self._mask[a]):
+            obs = self._end()
+            return obs, self.illegal_action_reward, True, False, {"action_mask": self._mask.copy(), "illegal_action": True}
+        b = self.env.step(np.array([a], dtype=np.int64))
         reward = float(b.rewards[0, self.learner_seat])
         if b.done[0]:
-            self._over = True
-            self._obs = np.zeros_like(self._obs)
-            self._mask = np.zeros_like(self._mask)
-            info = {"action_mask": self._mask.copy(), "scores": np.array(b.scores[0])}
-            return self._obs, reward, True, False, info
+            obs = self._end()
+            return obs, reward, True, False, {"action_mask": self._mask.copy(), "scores": np.array(b.scores[0])}
         obs = self._observe(b)
         return obs, reward, False, False, {"action_mask": self._mask.copy()}
 
     def action_masks(self) -> np.ndarray:
         """``[90]`` bool mask of the legal actions now."""
-        return self._mask.copy()
+        return self._mask.astype(bool)
 
-    def render(self) -> Optional[str]:
+    def render(self) -> Optional[str]:  # type: ignore[override]
         """With ``render_mode="ansi"``: the learner's hand and the legal cards, as text."""
         if self.render_mode != "ansi":
             return None
@@ -285,8 +420,10 @@ class Env(gym.Env):
         return f"seat {self.learner_seat} hand {hand.tolist()} legal {legal.tolist()}"
 
     def close(self) -> None:
-        """End the server session."""
+        """End the server session (and close the client if this env opened it from a URL)."""
         self.env.close()
+        if self._own_client:
+            self.client.close()
 
 
 if ENV_ID not in gym.registry:

@@ -14,7 +14,7 @@ resuming training; what is served is the ONNX file of :func:`export_onnx`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -41,7 +41,7 @@ def obs_scale(sections: Sequence[Any], size: int) -> np.ndarray:
     """
     s = np.ones(size, dtype=np.float32)
     for sec in sections:
-        get = sec.get if isinstance(sec, Mapping) else lambda k, d=None, _s=sec: getattr(_s, k, d)
+        get: Callable[..., Any] = sec.get if isinstance(sec, Mapping) else lambda k, d=None, _s=sec: getattr(_s, k, d)
         off = int(get("offset"))
         n = int(np.prod(get("shape")))
         mx = float(get("max", 1) or 1)
@@ -51,6 +51,9 @@ def obs_scale(sections: Sequence[Any], size: int) -> np.ndarray:
 
 
 class CardFeatures(nn.Module):
+    vals: torch.Tensor  # buffers (register_buffer), typed for mypy
+    deck: torch.Tensor
+
     """Affine card features computed from the raw observation (optional network input).
 
     Every feature is linear in the observation (plus a constant), so a first
@@ -106,6 +109,9 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class PolicyNet(nn.Module):
+    scale: torch.Tensor  # a buffer (register_buffer), typed for mypy
+    _fold_first: Callable[..., tuple[np.ndarray, np.ndarray]]  # set below the class
+
     """MLP actor-critic over the observation of the seat to act.
 
     Args:
@@ -209,7 +215,7 @@ def _fold(net: PolicyNet, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.
     return weff.astype(np.float32), beff.astype(np.float32)
 
 
-PolicyNet._fold_first = _fold  # type: ignore[attr-defined]
+PolicyNet._fold_first = _fold
 
 
 def save_checkpoint(path: Union[str, Path], net: PolicyNet, meta: PolicyMeta, extra: Optional[Mapping[str, Any]] = None) -> Path:

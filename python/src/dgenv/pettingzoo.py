@@ -9,10 +9,12 @@ before its first) with an all-zero action mask. Rewards come from the server
 at the end of each deal (``"points"`` or ``"zero_sum"``); the game ends after
 its last deal and every agent is terminated.
 
-Illegal actions: with ``illegal_action="raise"`` (default) the server's
-:class:`~dgenv.errors.IllegalActionError` propagates and nothing changes; with
-``"terminate"`` the offending agent gets ``illegal_action_reward``, the others
-0, and the game ends (PettingZoo's TerminateIllegalWrapper convention).
+Illegal actions follow PettingZoo's convention for its classic games
+(TerminateIllegalWrapper) by default, ``illegal_action="terminate"``: the
+offending agent gets ``illegal_action_reward`` (default -1), the others 0,
+every agent is terminated and ``infos[agent]["illegal_action"]`` is True.
+With ``illegal_action="raise"`` the server's
+:class:`~dgenv.errors.IllegalActionError` propagates instead and nothing changes.
 
 :func:`parallel_env` converts with PettingZoo's ``turn_based_aec_to_parallel``:
 each parallel step carries an action for every live agent and only the one of
@@ -23,12 +25,12 @@ Importing this module imports pettingzoo (``pip install 'dgenv[pettingzoo]'``).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, require, resolve_client
+from ._common import ClientLike, own_client, require
 from .client import Batch, BatchEnv
 
 pz = require("pettingzoo", "pettingzoo")
@@ -36,10 +38,17 @@ gym = require("gymnasium", "pettingzoo")
 from gymnasium import spaces  # noqa: E402
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel  # noqa: E402
 
+if TYPE_CHECKING:  # the names mypy resolves; at run time they come from `pz` above
+    from pettingzoo import AECEnv as _PZAECEnv
+    from pettingzoo import ParallelEnv
+else:
+    _PZAECEnv = pz.AECEnv
+    ParallelEnv = pz.ParallelEnv
+
 __all__ = ["AECEnv", "env", "raw_env", "parallel_env"]
 
 
-class AECEnv(pz.AECEnv):
+class AECEnv(_PZAECEnv):
     """One David & Goliath game as a PettingZoo AEC environment (all seats are agents).
 
     Args:
@@ -48,12 +57,12 @@ class AECEnv(pz.AECEnv):
         reward: ``"points"`` or ``"zero_sum"``.
         deals: deals per game (default: as many as players).
         obs_dtype: dtype of ``"observation"`` (float32; None for the wire's uint8).
-        illegal_action: ``"raise"`` or ``"terminate"`` (see the module doc).
+        illegal_action: ``"terminate"`` (default) or ``"raise"`` (see the module doc).
         illegal_action_reward: reward of the offending agent under ``"terminate"``.
         render_mode: None or ``"ansi"``.
     """
 
-    metadata = {"name": "dgenv_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata: dict[str, Any] = {"name": "dgenv_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(
         self,
@@ -63,7 +72,7 @@ class AECEnv(pz.AECEnv):
         reward: str = "points",
         deals: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         illegal_action_reward: float = -1.0,
         render_mode: Optional[str] = None,
     ) -> None:
@@ -72,7 +81,7 @@ class AECEnv(pz.AECEnv):
             raise ValueError(f"illegal_action {illegal_action!r}: want 'raise' or 'terminate'")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: want None or 'ansi'")
-        self.client = resolve_client(client)
+        self.client, self._own_client = own_client(client)
         self.env: BatchEnv = self.client.make(
             players=players, num_envs=1, reward=reward, deals=deals, obs_dtype=obs_dtype
         )
@@ -85,11 +94,11 @@ class AECEnv(pz.AECEnv):
         lo, hi = self.env.spec.obs.low_high()
         dt = np.dtype(self.env.spec.obs.dtype if obs_dtype is None else obs_dtype)
         d, n = self.env.obs_size, self.env.num_actions
-        box = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(d,), dtype=dt)
+        box = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(d,), dtype=cast(Any, dt))
         self._obs_space = spaces.Dict(
             {"observation": box, "action_mask": spaces.Box(0, 1, shape=(n,), dtype=np.int8)}
         )
-        self._act_space = spaces.Discrete(n)
+        self._act_space: spaces.Discrete = spaces.Discrete(n)
         self._obs_dtype = dt
         self._seen = np.zeros((p, d), dtype=dt)  # each seat's last observation
         self._mask = np.zeros(n, dtype=np.int8)  # legal actions of the agent to act
@@ -115,7 +124,7 @@ class AECEnv(pz.AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._seen[:] = 0
         self._scores = None
         self._take(b)
@@ -176,8 +185,10 @@ class AECEnv(pz.AECEnv):
         return f"{self.agent_selection} hand {hand.tolist()} legal {np.flatnonzero(self._mask).tolist()}"
 
     def close(self) -> None:
-        """End the server session."""
+        """End the server session (and close the client if this env opened it from a URL)."""
         self.env.close()
+        if self._own_client:
+            self.client.close()
 
 
 def raw_env(client: ClientLike = None, **kwargs: Any) -> AECEnv:
@@ -186,10 +197,10 @@ def raw_env(client: ClientLike = None, **kwargs: Any) -> AECEnv:
 
 
 def env(client: ClientLike = None, **kwargs: Any) -> AECEnv:
-    """The AEC environment (PettingZoo naming; no wrappers are needed: the server checks actions)."""
+    """The AEC environment (PettingZoo naming; no wrappers are needed: illegal actions end the game, see the module doc)."""
     return AECEnv(client, **kwargs)
 
 
-def parallel_env(client: ClientLike = None, **kwargs: Any):
+def parallel_env(client: ClientLike = None, **kwargs: Any) -> ParallelEnv:
     """The game as a PettingZoo ParallelEnv (``turn_based_aec_to_parallel``)."""
     return turn_based_aec_to_parallel(AECEnv(client, **kwargs))

@@ -73,9 +73,9 @@ class AsyncBatchEnv:
         self.num_envs, self.batch_size = num_envs, batch_size
         self.envs: list[BatchEnv] = []
         try:
-            for k in range(num_envs // batch_size):
+            for i in range(num_envs // batch_size):
                 self.envs.append(
-                    client.make(num_envs=batch_size, seed=None if seed is None else seed + k, **make_kwargs)
+                    client.make(num_envs=batch_size, seed=None if seed is None else seed + i, **make_kwargs)
                 )
         except BaseException:
             self.close()

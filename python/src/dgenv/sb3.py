@@ -19,12 +19,12 @@ Importing this module imports stable_baselines3 (``pip install 'dgenv[sb3]'``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, require, resolve_client
+from ._common import ClientLike, own_client, require
 from .client import BatchEnv
 
 require("stable_baselines3", "sb3")
@@ -69,7 +69,7 @@ class VecEnv(_SB3VecEnv):
     ) -> None:
         if not 0 <= learner_seat < players:
             raise ValueError(f"learner_seat = {learner_seat}: must be 0..{players - 1}")
-        self.client = resolve_client(client)
+        self.client, self._own_client = own_client(client)
         self.env: BatchEnv = self.client.make(
             players=players,
             num_envs=num_envs,
@@ -85,7 +85,7 @@ class VecEnv(_SB3VecEnv):
         self.reward_scale = float(reward_scale)
         lo, hi = self.env.spec.obs.low_high()
         dt = np.dtype(obs_dtype)
-        obs_space = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(self.env.obs_size,), dtype=dt)
+        obs_space = spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(self.env.obs_size,), dtype=cast(Any, dt))
         self.render_mode = None
         super().__init__(self.env.num_envs, obs_space, spaces.Discrete(self.env.num_actions))
         self._mask = np.zeros((self.num_envs, self.env.num_actions), dtype=bool)
@@ -132,8 +132,10 @@ class VecEnv(_SB3VecEnv):
         return self._mask
 
     def close(self) -> None:
-        """End the server session."""
+        """End the server session (and close the client if this env opened it from a URL)."""
         self.env.close()
+        if self._own_client:
+            self.client.close()
 
     def _indices(self, indices: Union[None, int, Iterable[int]]) -> list[int]:
         if indices is None:
@@ -174,7 +176,7 @@ class VecEnv(_SB3VecEnv):
         """True if this VecEnv has ``attr_name``."""
         return hasattr(self, attr_name)
 
-    def seed(self, seed: Optional[int] = None) -> Sequence[Optional[int]]:  # type: ignore[override]
+    def seed(self, seed: Optional[int] = None) -> Sequence[Optional[int]]:
         """Seed of the next reset (all envs derive their streams from it)."""
         self._next_seed = seed
         if hasattr(self, "_seeds"):

@@ -1,13 +1,18 @@
 """Start the Go batch server from Python: ``dgenv.serve()``.
 
-The binary is found in this order: the ``binary`` argument, the environment
-variable ``DGENV_SERVER``, the repository's ``bin/dgserver`` (built with
-``go build`` when missing or older than the Go sources), then ``dgserver`` on
-PATH. It is started on a free loopback port (``--addr 127.0.0.1:0``) or,
+The binary is found in this order (:func:`find_server`): the ``binary``
+argument; the one packaged in this wheel (``dgenv/_bin/dgserver``, built into
+it by ``pip wheel ./python``); the environment variable ``DGENV_SERVER``;
+``dgserver`` on PATH; then, inside the repository, ``bin/dgserver`` (built with
+``go build`` when missing or older than the Go sources, with its progress on
+stderr). It is started on a free loopback port (``--addr 127.0.0.1:0``) or,
 with ``transport="unix"``, on a Unix socket in a private temporary directory;
 the address it prints is parsed, and :func:`serve` returns once ``/v1/readyz``
 answers. Leaving the ``with`` block (or :meth:`LocalServer.stop`, or the
 interpreter's exit) stops it.
+
+The wheel also installs a ``dgserver`` command (:func:`main`) that runs the
+packaged binary with the given arguments.
 """
 
 from __future__ import annotations
@@ -27,15 +32,16 @@ import warnings
 import weakref
 from collections import deque
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import IO, Mapping, NoReturn, Optional, Sequence, Union
 
 from .client import Client
 from .errors import ServerStartError
 
-__all__ = ["serve", "LocalServer", "find_server", "find_repo"]
+__all__ = ["serve", "LocalServer", "find_server", "find_repo", "packaged_server", "main"]
 
 MODULE = "github.com/davidgoliath/dgenv"
 ENV_VAR = "DGENV_SERVER"
+PACKAGED = Path(__file__).resolve().parent / "_bin" / "dgserver"  # in a wheel built by setup.py
 
 # "listening on http://127.0.0.1:41234" (or any line naming a URL / host:port).
 _ADDR_RE = re.compile(r"(https?://[^\s\"']+)|\b((?:\d{1,3}\.){3}\d{1,3}:\d+|\[[0-9a-fA-F:]+\]:\d+)\b")
@@ -84,32 +90,76 @@ def _newest_source(repo: Path) -> float:
     return newest
 
 
-def _build(repo: Path, out: Path) -> None:
+def _build(repo: Path, out: Path, progress: Optional[IO[str]] = None) -> None:
+    """``go build`` the server into ``out``, telling ``progress`` (default stderr) how it goes."""
     go = shutil.which("go")
     if go is None:
         raise ServerStartError(f"{out} is missing or stale and `go` is not on PATH to build it")
+    log = sys.stderr if progress is None else progress
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    proc = subprocess.run(
-        [go, "build", "-o", str(tmp), "./cmd/dgserver"],
+    t0 = time.monotonic()
+    print(f"dgenv: building {out} (go build ./cmd/dgserver; a first build takes about a minute)", file=log, flush=True)
+    # -v names each package as it compiles: shown as a running count.
+    proc = subprocess.Popen(
+        [go, "build", "-v", "-o", str(tmp), "./cmd/dgserver"],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    if proc.returncode != 0:
+    assert proc.stdout is not None
+    lines: list[str] = []
+    tty = getattr(log, "isatty", lambda: False)()
+    shown = t0
+    for line in proc.stdout:
+        lines.append(line.rstrip())
+        now = time.monotonic()
+        if tty:
+            print(f"\rdgenv: building dgserver: {len(lines)} packages, {now - t0:.0f}s ", end="", file=log, flush=True)
+        elif now - shown >= 5:
+            shown = now
+            print(f"dgenv: building dgserver: {len(lines)} packages compiled, {now - t0:.0f}s", file=log, flush=True)
+    if tty:
+        print(file=log)
+    if proc.wait() != 0:
         tmp.unlink(missing_ok=True)
-        raise ServerStartError(f"go build ./cmd/dgserver failed:\n{proc.stdout}")
+        out_text = "\n".join(ln for ln in lines if " " in ln or ":" in ln) or "\n".join(lines[-20:])
+        raise ServerStartError(f"go build ./cmd/dgserver failed:\n{out_text}")
     os.replace(tmp, out)  # atomic: a concurrent serve() never runs half a binary
+    print(f"dgenv: built {out} in {time.monotonic() - t0:.0f}s", file=log, flush=True)
 
 
-def find_server(binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto") -> Path:
+def _is_console_script(path: str) -> bool:
+    """True for the ``dgserver`` command pip writes for this package (a Python
+    launcher of :func:`main`), which must not be taken for the binary itself."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"dgenv.server" in head
+
+
+def packaged_server() -> Optional[Path]:
+    """The server binary this package carries (a wheel built by ``pip wheel``), if any."""
+    return PACKAGED if PACKAGED.is_file() and os.access(PACKAGED, os.X_OK) else None
+
+
+def find_server(
+    binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto", *, path: bool = True
+) -> Path:
     """Return the path of the server binary, building it if needed.
+
+    Searched in order: ``binary``; the binary packaged in the wheel;
+    ``$DGENV_SERVER``; ``dgserver`` on PATH (if ``path``); the repository's
+    ``bin/dgserver``, built from the Go sources when needed.
 
     Args:
         binary: explicit path; wins over everything else.
         build: ``"auto"`` builds the repository's ``bin/dgserver`` when it is
             missing or older than the Go sources; True always rebuilds; False never builds.
+        path: whether to look on PATH.
 
     Raises:
         ServerStartError: nothing found and nothing could be built.
@@ -119,12 +169,19 @@ def find_server(binary: Optional[Union[str, Path]] = None, build: Union[bool, st
         if not p.is_file():
             raise ServerStartError(f"server binary {p} does not exist")
         return p
+    packaged = packaged_server()
+    if packaged is not None and build is not True:
+        return packaged
     env = os.environ.get(ENV_VAR)
     if env:
         p = Path(env)
         if not p.is_file():
             raise ServerStartError(f"${ENV_VAR}={env} does not exist")
         return p
+    if path and build is not True:
+        found = shutil.which("dgserver")
+        if found and not _is_console_script(found):
+            return Path(found)
     repo = find_repo()
     if repo is not None and (repo / "cmd" / "dgserver").is_dir():
         out = repo / "bin" / "dgserver"
@@ -140,12 +197,24 @@ def find_server(binary: Optional[Union[str, Path]] = None, build: Union[bool, st
                 warnings.warn(f"using the existing {out}: rebuilding it failed: {e}", RuntimeWarning, stacklevel=2)
         if out.is_file():
             return out
-    found = shutil.which("dgserver")
-    if found:
-        return Path(found)
     raise ServerStartError(
-        "no dgserver: set $DGENV_SERVER, put dgserver on PATH, or run inside the repository with Go installed"
+        "no dgserver: install the dgenv wheel (it carries the server), set $DGENV_SERVER, put dgserver on PATH, "
+        "or run inside the repository with Go installed"
     )
+
+
+def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
+    """The ``dgserver`` command: run the server binary (packaged, ``$DGENV_SERVER``
+    or the repository's) with the command line's arguments."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        exe = find_server(build="auto", path=False)
+    except ServerStartError as e:
+        print(f"dgserver: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if sys.platform == "win32":  # pragma: no cover - no exec there
+        raise SystemExit(subprocess.call([str(exe), *args]))
+    os.execv(str(exe), [str(exe), *args])
 
 
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child

@@ -42,7 +42,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -159,7 +159,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def mean_ci(x: Sequence[float]) -> tuple[float, float]:
+def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
     """Mean and half-width of its 95% normal interval (1.96 standard errors)."""
     a = np.asarray(x, dtype=np.float64)
     if a.size == 0:
@@ -523,15 +523,15 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
             raise ValueError("--opponent self cannot be mixed with bots")
         # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random")
         shares = {o: opps.count(o) for o in dict.fromkeys(opps)}
-        for i, (o, c) in enumerate(shares.items()):
-            n = cfg.num_envs * c // len(opps)
+        for k, (o, share) in enumerate(shares.items()):
+            n = cfg.num_envs * share // len(opps)
             if n < 1:
                 raise ValueError(f"--num-envs {cfg.num_envs} is too small to split over {opps}")
             envs.append(
                 client.make(
                     players=cfg.players,
                     num_envs=n,
-                    seed=cfg.seed + 1000 * i,
+                    seed=cfg.seed + 1000 * k,
                     learner_seats=None if selfplay else [0],
                     opponent=None if selfplay else o,
                     reward=cfg.reward,

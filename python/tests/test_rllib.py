@@ -1,0 +1,99 @@
+"""RLlib adapter: the MultiAgentEnv's turn-based protocol, and PPO with action
+masking training one iteration with two env runners on a local Ray."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dgenv
+from dgenv.rllib import MultiAgentEnv
+
+
+def _play(env: MultiAgentEnv, rng: np.random.Generator, seed: int) -> tuple[dict[str, float], dict]:
+    obs, _ = env.reset(seed=seed)
+    returns = {a: 0.0 for a in env.agents}
+    for _ in range(1000):
+        assert len(obs) == 1  # only the agent to act observes
+        (agent, o), = obs.items()
+        assert set(o) == {"observations", "action_mask"} and o["action_mask"].dtype == np.float32
+        assert env.observation_spaces[agent].contains(o)
+        a = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rew, term, trunc, info = env.step({agent: a})
+        for x, r in rew.items():
+            returns[x] += r
+        assert not trunc["__all__"]
+        if term["__all__"]:
+            assert set(obs) == set(env.agents)  # a final observation for every agent
+            assert not any(o["action_mask"].any() for o in obs.values())
+            return returns, info
+    raise AssertionError("the game did not end")
+
+
+def test_self_play_env_is_turn_based_and_rewards_add_up(client: dgenv.Client) -> None:
+    env = MultiAgentEnv({"url": client.url, "players": 3, "deals": 1})
+    assert env.agents == ["player_0", "player_1", "player_2"]
+    returns, info = _play(env, np.random.default_rng(0), seed=1)
+    scores = info["player_0"]["scores"]
+    assert returns == {f"player_{s}": float(scores[s]) for s in range(3)}
+    env.close()
+
+
+def test_env_against_the_servers_bots_has_the_learner_seats_as_agents(client: dgenv.Client) -> None:
+    env = MultiAgentEnv({"url": client.url, "opponent": "heuristic", "learner_seats": [1], "reward_scale": 0.5})
+    assert env.agents == ["player_1"]
+    returns, info = _play(env, np.random.default_rng(1), seed=2)
+    assert returns["player_1"] == 0.5 * info["player_1"]["scores"][1]
+    env.close()
+
+
+def test_env_without_url_uses_the_process_server(server: dgenv.LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dgenv import _common
+
+    monkeypatch.setattr(_common, "_default", server)
+    env = MultiAgentEnv({"players": 4})
+    assert env.client is server
+    env.reset(seed=0)
+    env.close()
+
+
+def test_illegal_action_ends_the_game_or_raises(client: dgenv.Client) -> None:
+    env = MultiAgentEnv({"url": client.url, "illegal_action_reward": -2.0})
+    obs, _ = env.reset(seed=3)
+    (agent, o), = obs.items()
+    bad = int(np.flatnonzero(o["action_mask"] == 0)[0])
+    obs, rew, term, _, info = env.step({agent: bad})
+    assert term["__all__"] and info[agent]["illegal_action"]
+    assert rew[agent] == -2.0 and all(r == 0 for x, r in rew.items() if x != agent)
+    env.close()
+
+    env = MultiAgentEnv({"url": client.url, "illegal_action": "raise"})
+    obs, _ = env.reset(seed=3)
+    with pytest.raises(dgenv.IllegalActionError):
+        env.step({agent: bad})
+    env.step({agent: int(np.flatnonzero(o["action_mask"])[0])})  # nothing was stepped
+    env.close()
+    with pytest.raises(ValueError, match="unknown keys"):
+        MultiAgentEnv({"url": client.url, "player": 4})
+
+
+@pytest.mark.parametrize("opponent", [None, "heuristic"])
+def test_env_passes_rllibs_pre_check(client: dgenv.Client, opponent) -> None:
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    env = MultiAgentEnv({"url": client.url, "opponent": opponent})
+    check_multiagent_environments(env)  # steps random (unmasked) actions: the default "terminate" applies
+    env.close()
+
+
+def test_ppo_trains_an_iteration_with_two_env_runners(client: dgenv.Client) -> None:
+    from dgenv import rllib_train
+
+    # Small on purpose (CI has 2 cores): 2 env runners, self-play, one iteration.
+    lines = rllib_train.main(
+        ["--env-runners", "2", "--iterations", "1", "--opponent", "self", "--players", "3", "--deals", "1",
+         "--url", client.url, "--num-cpus", "3", "--train-batch-size", "256", "--minibatch-size", "128",
+         "--epochs", "1", "--hiddens", "32", "--seed", "1"]
+    )
+    assert len(lines) == 1 and lines[0]["env_steps"] >= 256
+    assert lines[0]["return_mean"] is not None and np.isfinite(lines[0]["return_mean"])
