@@ -116,8 +116,10 @@ func (st *spielState) legal(dst []int32) []int32 {
 	return dst
 }
 
+// apply plays action a. Rewards are those since the last player's action
+// (OpenSpiel's convention): chance nodes keep the points of the deal that
+// just ended until the next player acts.
 func (st *spielState) apply(a int) error {
-	clear(st.rewards[:])
 	if st.dealing {
 		if a < 0 || a >= env.NumActions || !st.undealt[a] {
 			return &env.IllegalActionError{Env: -1, Player: chancePlayer, Action: a, Legal: toInts(st.legal(nil))}
@@ -143,6 +145,7 @@ func (st *spielState) apply(a int) error {
 	if err := st.s.ApplyAction(a); err != nil {
 		return err
 	}
+	clear(st.rewards[:])
 	st.hist = append(st.hist, int32(a))
 	st.who = append(st.who, int8(seat))
 	st.plays = append(st.plays, env.Play{Seat: uint8(seat), Card: env.Card(a)})

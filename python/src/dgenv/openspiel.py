@@ -1,4 +1,29 @@
-"""An OpenSpiel-style ``rl_environment`` on the server (no open_spiel needed).
+"""OpenSpiel: a registered pyspiel game, and an ``rl_environment``-style env.
+
+**The pyspiel game.** With open_spiel installed, importing this module
+registers ``python_david_goliath`` (parameters ``players`` 3..6, ``deals``
+(0: as many as players) and ``first_dealer``), played by the Go engine in
+this process (:mod:`dgenv._capi`), so OpenSpiel's own algorithms run on it::
+
+    import pyspiel
+    import dgenv.openspiel                      # registers the game
+    game = pyspiel.load_game("python_david_goliath(players=4)")
+    state = game.new_initial_state()            # a chance node: the deal
+
+Chance nodes deal every deal card by card (card j to the seat j+1 places left
+of the dealer; each undealt card equally likely); the players' actions are
+card ids 0..89 as everywhere in dgenv. Observations and information states
+exist for every player at every node and show only what that player knows:
+``observation_tensor`` is the batch API's observation (same sections, as
+float32); ``information_state_tensor`` adds the deal's play sequence (for
+each card, the trick it was played in and by whom), and
+``information_state_string`` the whole history the player saw. States clone,
+serialize (``game.deserialize_state``), and ``resample_from_infostate`` deals
+the cards a player has not seen anew, consistently with everything it saw
+(for ISMCTS). Rewards are each deal's points when it ends; returns are the
+totals so far.
+
+**The rl_environment-style env** (no open_spiel needed) is below.
 
 :class:`Environment` mirrors ``open_spiel.python.rl_environment.Environment``
 for one game with every seat played by the caller: ``reset()`` and
@@ -32,7 +57,9 @@ import numpy as np
 from ._common import ClientLike, resolve_client
 from .client import Batch, BatchEnv
 
-__all__ = ["StepType", "TimeStep", "Environment"]
+__all__ = ["StepType", "TimeStep", "Environment", "GAME_NAME"]
+
+GAME_NAME = "python_david_goliath"
 
 
 class StepType(enum.Enum):
@@ -206,3 +233,286 @@ class Environment:
     def close(self) -> None:
         """End the server session."""
         self.env.close()
+
+
+# -- the pyspiel game ---------------------------------------------------------
+
+try:  # the game exists only where open_spiel is installed
+    import pyspiel as _pyspiel
+except ImportError:  # pragma: no cover - depends on the environment
+    _pyspiel = None
+
+if _pyspiel is not None:
+    import ctypes as _ctypes
+    import threading as _threading
+
+    from . import _capi
+
+    _COLOURS = ("red", "yellow", "green", "blue", "purple")
+    # Names of the 90 card ids (env.CardString's "green 12").
+    _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
+    _STATUS_LEN = 3 + 90
+    _tls = _threading.local()
+
+    def _scratch() -> Any:
+        """Per-thread buffers (the GIL is released during each call)."""
+        s = getattr(_tls, "s", None)
+        if s is None:
+            s = _tls.s = {
+                "status": (_ctypes.c_int32 * _STATUS_LEN)(),
+                "err": _ctypes.create_string_buffer(_capi.ERRCAP),
+                "f64": (_ctypes.c_double * 8)(),
+                "str": _ctypes.create_string_buffer(1 << 16),
+            }
+        return s
+
+    class _Handle:
+        """A Go state handle with the status cached after each change.
+
+        It is the only entry of a state's ``__dict__``, so pyspiel's Clone
+        (deepcopy of ``__dict__``) clones it in Go and pyspiel's Serialize
+        (pickle of ``__dict__``) writes the engine's serialization.
+        """
+
+        __slots__ = ("lib", "h", "params", "cur", "term", "legal")
+
+        def __init__(self, lib: Any, h: int, params: tuple[int, int, int]) -> None:
+            self.lib, self.h, self.params = lib, h, params
+            self.refresh(self.lib.dg_state_status)
+
+        def refresh(self, f: Any, *args: Any) -> None:
+            st = _scratch()
+            buf = st["status"]
+            if f(self.h, *args, buf, *(() if f is self.lib.dg_state_status else (st["err"], _capi.ERRCAP))) < 0:
+                _capi.raise_error(st["err"])
+            self.cur, self.term = buf[0], bool(buf[1])
+            self.legal = tuple(buf[3 : 3 + buf[2]])
+
+        def apply(self, action: int) -> None:
+            self.refresh(self.lib.dg_state_apply, action)
+
+        def __deepcopy__(self, memo: Any) -> "_Handle":
+            c = _Handle.__new__(_Handle)
+            c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal
+            c.h = self.lib.dg_state_clone(self.h)
+            return c
+
+        def text(self) -> str:
+            return _go_string(self.lib.dg_state_serialize, self.h)
+
+        def __reduce__(self) -> Any:
+            return (_handle_from_text, (self.params, self.text()))
+
+        def __del__(self) -> None:
+            try:
+                self.lib.dg_free(self.h)
+            except Exception:
+                pass
+
+    def _handle_from_text(params: tuple[int, int, int], text: str) -> _Handle:
+        lib = _capi.lib()
+        raw = text.encode()
+        err = _scratch()["err"]
+        h = _capi.check(lib.dg_state_deserialize(*params, raw, len(raw), err, _capi.ERRCAP), err)
+        return _Handle(lib, h, params)
+
+    def _go_string(f: Any, *args: Any) -> str:
+        st = _scratch()
+        buf = st["str"]
+        n = f(*args, buf, len(buf))
+        if n < 0:
+            raise ValueError("libdgenv: bad state handle or player")
+        if n > len(buf):
+            buf = st["str"] = _ctypes.create_string_buffer(2 * n)
+            n = f(*args, buf, len(buf))
+        return buf.raw[:n].decode()
+
+    class _Replay:
+        """Stands in for a state's handle while a history is replayed into pyspiel's bookkeeping."""
+
+        __slots__ = ("who", "acts", "i", "cur")
+
+        def __init__(self, pairs: list[tuple[int, int]]) -> None:
+            self.who = [w for w, _ in pairs]
+            self.i = 0
+            self.cur = self.who[0] if self.who else -1
+
+        def apply(self, action: int) -> None:
+            self.i += 1
+            if self.i < len(self.who):
+                self.cur = self.who[self.i]
+
+    def _game_type() -> Any:
+        return _pyspiel.GameType(
+            short_name=GAME_NAME,
+            long_name="David & Goliath (dgenv's Go engine)",
+            dynamics=_pyspiel.GameType.Dynamics.SEQUENTIAL,
+            chance_mode=_pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+            information=_pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+            utility=_pyspiel.GameType.Utility.GENERAL_SUM,
+            reward_model=_pyspiel.GameType.RewardModel.REWARDS,
+            max_num_players=6,
+            min_num_players=3,
+            provides_information_state_string=True,
+            provides_information_state_tensor=True,
+            provides_observation_string=True,
+            provides_observation_tensor=True,
+            provides_factored_observation_string=False,
+            parameter_specification={"players": 4, "deals": 0, "first_dealer": 0},
+        )
+
+    _GAME_TYPE = _game_type()
+
+    class DavidGoliathGame(_pyspiel.Game):
+        """The pyspiel game ``python_david_goliath`` (see the module doc)."""
+
+        def __init__(self, params: Optional[dict[str, Any]] = None) -> None:
+            params = dict(params or {})
+            players = int(params.get("players", 4))
+            deals = int(params.get("deals", 0)) or players
+            first = int(params.get("first_dealer", 0))
+            if not 3 <= players <= 6:
+                raise ValueError(f"players = {players}: must be 3..6")
+            if not 1 <= deals <= 90:
+                raise ValueError(f"deals = {deals}: must be 1..90 (0 means as many as players)")
+            if not 0 <= first < players:
+                raise ValueError(f"first_dealer = {first}: must be 0..{players - 1}")
+            self._lib = _capi.lib()
+            sizes = (_ctypes.c_int64 * 4)()
+            if self._lib.dg_state_sizes(players, deals, sizes) < 0:
+                raise ValueError(f"players = {players}, deals = {deals}: not a valid game")
+            self._params = (players, deals, first)
+            self._sizes = (int(sizes[0]), int(sizes[1]))
+            self._length = deals * 15 * players  # decisions; as many chance nodes
+            info = _pyspiel.GameInfo(
+                num_distinct_actions=90,
+                max_chance_outcomes=90,
+                num_players=players,
+                min_utility=0.0,
+                max_utility=float(sizes[3]),
+                utility_sum=None,
+                max_game_length=self._length,
+            )
+            super().__init__(_GAME_TYPE, info, {"players": players, "deals": int(params.get("deals", 0)), "first_dealer": first})
+
+        def new_initial_state(self, *args: Any) -> "DavidGoliathState":
+            """The start of a game: a chance node dealing the first card."""
+            if args:
+                raise ValueError("python_david_goliath: new_initial_state takes no string or json")
+            return DavidGoliathState(self)
+
+        def max_chance_nodes_in_history(self) -> int:
+            """Every card of every deal is dealt by a chance node."""
+            return self._length
+
+        def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
+            """The observer of OpenSpiel's observation API (perfect recall: the information state)."""
+            if params:
+                raise ValueError(f"observation parameters are not supported; got {params}")
+            if iig_obs_type is None:
+                iig_obs_type = _pyspiel.IIGObservationType(perfect_recall=False)
+            if not iig_obs_type.public_info or iig_obs_type.private_info != _pyspiel.PrivateInfoType.SINGLE_PLAYER:
+                raise ValueError("python_david_goliath observes for one player (public + own private information) only")
+            return _Observer(self, 1 if iig_obs_type.perfect_recall else 0)
+
+    class _Observer:
+        """OpenSpiel's PyObserver: ``tensor`` (float32), ``dict`` and ``string_from``."""
+
+        def __init__(self, game: DavidGoliathGame, kind: int) -> None:
+            self.kind = kind
+            self.size = game._sizes[kind]
+            self.tensor = np.zeros(self.size, np.float32)
+            self.dict = {"info_state" if kind else "observation": self.tensor}
+            self._ptr = self.tensor.ctypes.data
+            self._lib = game._lib
+
+        def set_from(self, state: "DavidGoliathState", player: int) -> None:
+            if self._lib.dg_state_tensor(state._s.h, player, self.kind, self._ptr, self.size) < 0:
+                raise ValueError(f"player {player}: not a seat of this game")
+
+        def string_from(self, state: "DavidGoliathState", player: int) -> str:
+            return _go_string(self._lib.dg_state_string, state._s.h, player, self.kind)
+
+    class DavidGoliathState(_pyspiel.State):
+        """A state of ``python_david_goliath``: a handle on the Go engine's state."""
+
+        def __init__(self, game: DavidGoliathGame, handle: Optional[_Handle] = None) -> None:
+            super().__init__(game)
+            if handle is None:
+                err = _scratch()["err"]
+                h = _capi.check(game._lib.dg_state_new(*game._params, err, _capi.ERRCAP), err)
+                handle = _Handle(game._lib, h, game._params)
+            self._s = handle
+
+        def current_player(self) -> int:
+            """The seat to act; -1 at chance nodes, -4 once the game is over."""
+            return self._s.cur
+
+        def _legal_actions(self, player: int) -> Any:
+            return self._s.legal
+
+        def chance_outcomes(self) -> list[tuple[int, float]]:
+            """The cards not dealt yet, each with the same probability."""
+            legal = self._s.legal
+            if self._s.cur != -1:
+                return []
+            p = 1.0 / len(legal)
+            return [(a, p) for a in legal]
+
+        def _apply_action(self, action: int) -> None:
+            self._s.apply(action)
+
+        def _action_to_string(self, player: int, action: int) -> str:
+            name = _CARD_NAMES[action] if 0 <= action < 90 else f"action {action}"
+            return f"deal {name}" if player == -1 else name
+
+        def is_terminal(self) -> bool:
+            return self._s.term
+
+        def returns(self) -> list[float]:
+            """Each seat's points so far (the totals of the finished deals)."""
+            return self._values(0)
+
+        def rewards(self) -> list[float]:
+            """Each seat's points of the deal the last action finished (else 0)."""
+            return self._values(1)
+
+        def _values(self, which: int) -> list[float]:
+            buf = _scratch()["f64"]
+            n = self._s.lib.dg_state_returns(self._s.h, which, buf)
+            return buf[:n]
+
+        def __str__(self) -> str:
+            return _go_string(self._s.lib.dg_state_string, self._s.h, 0, 2)
+
+        def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> "DavidGoliathState":
+            """A state ``player_id`` cannot tell from this one, drawn with ``probability_sampler``.
+
+            The cards the player has not seen are dealt anew, consistently with
+            its own cards, every card played and every colour a seat has shown
+            to be out of. The new state's history is that of the resampled
+            world (its own chance outcomes for the deal in progress).
+            """
+            seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
+            lib, err = self._s.lib, _scratch()["err"]
+            h = _capi.check(lib.dg_state_resample(self._s.h, int(player_id), seed, err, _capi.ERRCAP), err)
+            handle = _Handle(lib, h, self._s.params)
+            n = lib.dg_state_history(h, None, 0)
+            pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
+            lib.dg_state_history(h, pairs, n)
+            game = self.get_game()
+            out = DavidGoliathState(game)
+            # pyspiel keeps its own history: replay the world's actions into
+            # it (the engine state is already built), then attach the handle.
+            out._s = _Replay([(pairs[2 * i], pairs[2 * i + 1]) for i in range(n)])
+            for i in range(n):
+                out.apply_action(pairs[2 * i + 1])
+            out._s = handle
+            return out
+
+    def _make_game(params: Optional[dict[str, Any]] = None) -> DavidGoliathGame:
+        return DavidGoliathGame(params)
+
+    if GAME_NAME not in _pyspiel.registered_names():
+        _pyspiel.register_game(_GAME_TYPE, _make_game)
+    __all__ += ["DavidGoliathGame", "DavidGoliathState"]
