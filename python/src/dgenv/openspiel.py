@@ -21,7 +21,8 @@ each card, the trick it was played in and by whom), and
 serialize (``game.deserialize_state``), and ``resample_from_infostate`` deals
 the cards a player has not seen anew, consistently with everything it saw
 (for ISMCTS). Rewards are each deal's points when it ends; returns are the
-totals so far.
+totals so far. With ``terminal_rewards=True`` (OpenSpiel's MCTSBot wants
+terminal rewards) both are 0 until the game ends, and then the totals.
 
 **The rl_environment-style env** (no open_spiel needed) is below.
 
@@ -342,7 +343,7 @@ if _pyspiel is not None:
             if self.i < len(self.who):
                 self.cur = self.who[self.i]
 
-    def _game_type() -> Any:
+    def _game_type(terminal: bool = False) -> Any:
         return _pyspiel.GameType(
             short_name=GAME_NAME,
             long_name="David & Goliath (dgenv's Go engine)",
@@ -350,7 +351,7 @@ if _pyspiel is not None:
             chance_mode=_pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
             information=_pyspiel.GameType.Information.IMPERFECT_INFORMATION,
             utility=_pyspiel.GameType.Utility.GENERAL_SUM,
-            reward_model=_pyspiel.GameType.RewardModel.REWARDS,
+            reward_model=_pyspiel.GameType.RewardModel.TERMINAL if terminal else _pyspiel.GameType.RewardModel.REWARDS,
             max_num_players=6,
             min_num_players=3,
             provides_information_state_string=True,
@@ -358,10 +359,13 @@ if _pyspiel is not None:
             provides_observation_string=True,
             provides_observation_tensor=True,
             provides_factored_observation_string=False,
-            parameter_specification={"players": 4, "deals": 0, "first_dealer": 0},
+            parameter_specification={"players": 4, "deals": 0, "first_dealer": 0, "terminal_rewards": False},
         )
 
     _GAME_TYPE = _game_type()
+    # With terminal_rewards=True (what OpenSpiel's MCTSBot requires) every
+    # reward comes at the end: returns are 0 until then, then the totals.
+    _GAME_TYPE_TERMINAL = _game_type(terminal=True)
 
     class DavidGoliathGame(_pyspiel.Game):
         """The pyspiel game ``python_david_goliath`` (see the module doc)."""
@@ -371,6 +375,7 @@ if _pyspiel is not None:
             players = int(params.get("players", 4))
             deals = int(params.get("deals", 0)) or players
             first = int(params.get("first_dealer", 0))
+            self._terminal_rewards = bool(params.get("terminal_rewards", False))
             if not 3 <= players <= 6:
                 raise ValueError(f"players = {players}: must be 3..6")
             if not 1 <= deals <= 90:
@@ -393,7 +398,12 @@ if _pyspiel is not None:
                 utility_sum=None,
                 max_game_length=self._length,
             )
-            super().__init__(_GAME_TYPE, info, {"players": players, "deals": int(params.get("deals", 0)), "first_dealer": first})
+            super().__init__(
+                _GAME_TYPE_TERMINAL if self._terminal_rewards else _GAME_TYPE,
+                info,
+                {"players": players, "deals": int(params.get("deals", 0)), "first_dealer": first,
+                 "terminal_rewards": self._terminal_rewards},
+            )
 
         def new_initial_state(self, *args: Any) -> "DavidGoliathState":
             """The start of a game: a chance node dealing the first card."""
@@ -443,6 +453,7 @@ if _pyspiel is not None:
                 h = _capi.check(game._lib.dg_state_new(*game._params, err, _capi.ERRCAP), err)
                 handle = _Handle(game._lib, h, game._params)
             self._s = handle
+            self._tr = game._terminal_rewards
 
         def current_player(self) -> int:
             """The seat to act; -1 at chance nodes, -4 once the game is over."""
@@ -470,12 +481,25 @@ if _pyspiel is not None:
             return self._s.term
 
         def returns(self) -> list[float]:
-            """Each seat's points so far (the totals of the finished deals)."""
-            return self._values(0)
+            """Each seat's points so far (the totals of the finished deals).
+
+            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            """
+            if self._s.term or not self._terminal():
+                return self._values(0)
+            return [0.0] * self.num_players()
 
         def rewards(self) -> list[float]:
-            """Each seat's points of the deal the last action finished (else 0)."""
-            return self._values(1)
+            """The points scored since the last player's action: a deal's points when it ends, else 0.
+
+            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            """
+            if not self._terminal():
+                return self._values(1)
+            return self._values(0) if self._s.term else [0.0] * self.num_players()
+
+        def _terminal(self) -> bool:
+            return self._tr
 
         def _values(self, which: int) -> list[float]:
             buf = _scratch()["f64"]
@@ -510,9 +534,6 @@ if _pyspiel is not None:
             out._s = handle
             return out
 
-    def _make_game(params: Optional[dict[str, Any]] = None) -> DavidGoliathGame:
-        return DavidGoliathGame(params)
-
     if GAME_NAME not in _pyspiel.registered_names():
-        _pyspiel.register_game(_GAME_TYPE, _make_game)
+        _pyspiel.register_game(_GAME_TYPE, DavidGoliathGame)
     __all__ += ["DavidGoliathGame", "DavidGoliathState"]
