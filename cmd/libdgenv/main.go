@@ -393,3 +393,26 @@ func dg_state_history(h C.int64_t, out unsafe.Pointer, capacity C.int64_t) C.int
 	}
 	return C.int64_t(n)
 }
+
+// dg_state_apply_many applies n actions in order (a deal's chance outcomes
+// in one call); on an error the actions before it stay applied.
+//
+//export dg_state_apply_many
+func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, n C.int64_t, status unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	st, unlock := lockState(h)
+	if st == nil {
+		return fail(errbuf, errcap, &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)})
+	}
+	defer unlock()
+	var acts []int32
+	if n > 0 {
+		acts = unsafe.Slice((*int32)(actions), int(n))
+	}
+	for _, a := range acts {
+		if err := st.apply(int(a)); err != nil {
+			return fail(errbuf, errcap, &apiError{Code: "illegal_action", Message: err.Error()})
+		}
+	}
+	st.writeStatus(status)
+	return 0
+}

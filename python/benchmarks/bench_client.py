@@ -20,6 +20,19 @@ The OpenSpiel baseline plays oh_hell (4 players) through pyspiel the way a
 user would: chance nodes sampled, and at each decision the acting player's
 information_state_tensor and legal_actions read, then a random legal action
 applied. One env-step = one player decision (bids and cards).
+
+In process (the engine loaded into Python as bin/libdgenv.so, no server):
+
+    python benchmarks/bench_client.py --inproc --sizes 1,4096     # dgenv.local() batches, and dgbench -mode inproc
+    python benchmarks/bench_client.py --single                    # one game at a time, in process
+    python benchmarks/bench_client.py --single --ismcts 1000      # ... and one ISMCTS move of 1,000 simulations
+
+--inproc runs the batch points through dgenv.local() instead of a server.
+--single measures one game at a time in process: LocalBatchEnv at N = 1 (the
+float32 observation, as the adapters return it), the PettingZoo AEC adapter
+(turns/s, observation read every turn), and the pyspiel game
+python_david_goliath played like oh_hell (with and without reading the
+information-state tensor), next to oh_hell itself in the same run.
 """
 
 from __future__ import annotations
@@ -160,6 +173,112 @@ def bench_openspiel(seconds: float, seed: int) -> Optional[dict]:
             "games": games, "obs_size": game.information_state_tensor_shape()[0]}
 
 
+def _spiel_loop(game, seconds: float, seed: int, tensor: bool) -> tuple[float, int]:
+    """Random play of a pyspiel game: decisions/s (chance sampled, the actor's infostate tensor read if ``tensor``)."""
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    steps = games = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            if state.is_terminal():
+                games += 1
+                state = game.new_initial_state()
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(outcomes, probs)[0])
+                continue
+            p = state.current_player()
+            if tensor:
+                state.information_state_tensor(p)
+            state.apply_action(rng.choice(state.legal_actions(p)))
+            steps += 1
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            return steps / dt, games
+
+
+def bench_single(players: int, seconds: float, seed: int) -> list[dict]:
+    """One game at a time in process: N = 1 steps, the PettingZoo AEC adapter, the pyspiel game vs oh_hell."""
+    out: list[dict] = []
+    env = dgenv.local().make(players=players, num_envs=1, seed=seed)  # float32 obs, as the adapters return it
+    pick = RandomLegal(1, seed=seed)
+    b = env.reset()
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            b = env.step(pick(b.mask))
+        steps += 1000
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    env.close()
+    out.append({"mode": "inproc N=1 (float32 obs)", "num_envs": 1, "env_steps_per_s": steps / dt})
+    try:
+        from dgenv import pettingzoo as dg_pz
+    except ImportError:
+        dg_pz = None
+    if dg_pz is not None:
+        aec = dg_pz.raw_env("inproc", players=players)
+        aec.reset(seed=seed)
+        turns = 0
+        t0 = time.perf_counter()
+        while True:
+            for _ in range(1000):
+                obs, _r, term, trunc, _i = aec.last()
+                if term or trunc:
+                    aec.reset()
+                    continue
+                aec.step(int(pick(obs["action_mask"].astype(bool)[None])[0]))
+                turns += 1
+            dt = time.perf_counter() - t0
+            if dt >= seconds:
+                break
+        aec.close()
+        out.append({"mode": "pettingzoo AEC inproc (turns/s)", "num_envs": 1, "env_steps_per_s": turns / dt})
+    try:
+        import pyspiel
+
+        from dgenv import openspiel as _registers_the_game  # noqa: F401
+    except ImportError:
+        print("open_spiel is not installed: skipping the pyspiel game", file=sys.stderr)
+        return out
+    dg = pyspiel.load_game(f"python_david_goliath(players={players})")
+    oh = pyspiel.load_game("oh_hell", {"players": 4})
+    for tensor in (True, False):
+        what = "with infostate tensor" if tensor else "no tensor"
+        for name, game in (("openspiel oh_hell", oh), ("pyspiel python_david_goliath", dg)):
+            rate, games = _spiel_loop(game, seconds, seed, tensor)
+            out.append({"mode": f"{name} ({what})", "num_envs": 1, "env_steps_per_s": rate, "games": games,
+                        "infostate_size": game.information_state_tensor_shape()[0]})
+    return out
+
+
+def bench_ismcts(players: int, sims: int, seed: int, moves: int = 3) -> Optional[dict]:
+    """Seconds per move of OpenSpiel's Python ISMCTSBot (random rollouts) with ``sims`` simulations."""
+    try:
+        import pyspiel
+        from open_spiel.python.algorithms import ismcts, mcts
+
+        from dgenv import openspiel as _registers_the_game  # noqa: F401
+    except ImportError:
+        return None
+    game = pyspiel.load_game(f"python_david_goliath(players={players})")
+    rs = np.random.RandomState(seed)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rs), uct_c=2.0, max_simulations=sims, random_state=rs)
+    times = []
+    for m in range(moves):
+        s = game.new_initial_state()
+        while s.is_chance_node() or len(s.history()) < 60 * players // 4 + 8 * m:  # the first deal, some cards played
+            s.apply_action(s.legal_actions()[rs.randint(len(s.legal_actions()))])
+        t0 = time.perf_counter()
+        bot.step(s)
+        times.append(time.perf_counter() - t0)
+    return {"mode": f"ISMCTS one move, {sims} simulations", "num_envs": 1, "seconds_per_move": float(np.median(times)),
+            "moves": moves}
+
+
 def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
     """The Go engine's own rate (cmd/dgbench, in-process random play): the ceiling for the client."""
     import shutil
@@ -199,13 +318,22 @@ def main() -> None:
                     help="also run N as dgenv.AsyncBatchEnv's two overlapping batches of N/2 (EnvPool-style recv/send)")
     ap.add_argument("--no-openspiel", action="store_true")
     ap.add_argument("--no-engine", action="store_true", help="skip the in-process Go engine reference (bin/dgbench)")
+    ap.add_argument("--inproc", action="store_true",
+                    help="run the batch points in this process (dgenv.local(), bin/libdgenv.so) instead of over HTTP")
+    ap.add_argument("--single", action="store_true",
+                    help="measure one game at a time in process: N=1, PettingZoo AEC, the pyspiel game vs oh_hell")
+    ap.add_argument("--ismcts", type=int, default=0, metavar="SIMS",
+                    help="also time one move of OpenSpiel's ISMCTSBot with SIMS simulations on the pyspiel game")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
-    sizes = [int(x) for x in args.sizes.split(",") if x]
+    sizes = [int(x) for x in args.sizes.split(",") if x and x != "0"]
 
     global SERVER_PID
     srv = None
-    client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve(transport=args.transport))
+    if args.inproc:
+        client = dgenv.local()
+    else:
+        client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve(transport=args.transport))
     SERVER_PID = srv.pid if srv is not None else None
     results = []
     try:
@@ -218,7 +346,8 @@ def main() -> None:
             if r["server_cpu_us_per_env_step"] is not None:
                 cpu = (f"  cpu per env-step: server {r['server_cpu_us_per_env_step']:.2f} us,"
                        f" client {r['client_cpu_us_per_env_step']:.2f} us")
-            print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
+            where = "inproc" if args.inproc else "client"
+            print(f"{where}  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
                   flush=True)
             if args.pipelined and n >= 64:
                 r = bench_pipelined(client, n, args.players, args.seconds, args.seed,
@@ -231,7 +360,16 @@ def main() -> None:
             srv.stop()
         else:
             client.close()
-    eng = None if args.no_engine else bench_engine(max(sizes), args.players, args.seconds)
+    if args.single:
+        for r in bench_single(args.players, args.seconds, args.seed):
+            results.append(r)
+            print(f"single game  {r['mode']:<55s} {r['env_steps_per_s']:>12,.0f} /s", flush=True)
+    if args.ismcts:
+        r = bench_ismcts(args.players, args.ismcts, args.seed)
+        if r:
+            results.append(r)
+            print(f"{r['mode']}: {r['seconds_per_move']:.2f} s per move (median of {r['moves']})", flush=True)
+    eng = None if args.no_engine or not sizes else bench_engine(max(sizes), args.players, args.seconds)
     if eng:
         results.append(eng)
         print(f"go engine in-process N={max(sizes)} (bin/dgbench, no HTTP, no Python)  {eng['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
@@ -239,9 +377,14 @@ def main() -> None:
     if os_r:
         results.append(os_r)
         print(f"openspiel oh_hell (pyspiel, 1 game)  {os_r['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
-        best = max(r["env_steps_per_s"] for r in results
-                   if r.get("num_envs") == max(sizes) and r["mode"] in ("sync", "pipelined"))
-        print(f"client at N={max(sizes)} / openspiel: {best / os_r['env_steps_per_s']:.0f}x")
+        batch = [r["env_steps_per_s"] for r in results
+                 if sizes and r.get("num_envs") == max(sizes) and r["mode"] in ("sync", "pipelined")]
+        if batch:
+            print(f"client at N={max(sizes)} / openspiel: {max(batch) / os_r['env_steps_per_s']:.0f}x")
+    if eng and args.inproc:
+        top = [r["env_steps_per_s"] for r in results if r.get("num_envs") == max(sizes) and r["mode"] == "sync"]
+        if top:
+            print(f"inproc from Python at N={max(sizes)} / dgbench -mode inproc: {top[0] / eng['env_steps_per_s']:.2f}")
     meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
             "machine": platform.machine(), "load_avg": os.getloadavg()}
     print("machine:", json.dumps(meta))

@@ -69,6 +69,7 @@ _SIGNATURES = [
     ("dg_state_new", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_clone", _I64, [_I64]),
     ("dg_state_apply", _I64, [_I64, _I64, _P, _P, _I64]),
+    ("dg_state_apply_many", _I64, [_I64, _P, _I64, _P, _P, _I64]),
     ("dg_state_status", _I64, [_I64, _P]),
     ("dg_state_tensor", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_string", _I64, [_I64, _I64, _I64, _P, _I64]),

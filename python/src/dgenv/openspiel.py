@@ -246,6 +246,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 if _pyspiel is not None:
     import ctypes as _ctypes
     import threading as _threading
+    from itertools import repeat as _repeat
 
     from . import _capi
 
@@ -264,42 +265,77 @@ if _pyspiel is not None:
                 "err": _ctypes.create_string_buffer(_capi.ERRCAP),
                 "f64": (_ctypes.c_double * 8)(),
                 "str": _ctypes.create_string_buffer(1 << 16),
+                "tensor": [None, None],
             }
         return s
 
     class _Handle:
         """A Go state handle with the status cached after each change.
 
-        It is the only entry of a state's ``__dict__``, so pyspiel's Clone
-        (deepcopy of ``__dict__``) clones it in Go and pyspiel's Serialize
-        (pickle of ``__dict__``) writes the engine's serialization.
+        It is the only engine entry of a state's ``__dict__``, so pyspiel's
+        Clone (deepcopy of ``__dict__``) clones it in Go and pyspiel's
+        Serialize (pickle of ``__dict__``) writes the engine's serialization.
+
+        Chance outcomes (the deal) are kept here until the deal is complete
+        or the engine is asked something (:meth:`sync`), then sent in one
+        call: a deal is 15 x players chance nodes, and one call instead of
+        one per card is most of the speed of a random simulation.
         """
 
-        __slots__ = ("lib", "h", "params", "cur", "term", "legal")
+        __slots__ = ("lib", "h", "params", "cur", "term", "legal", "pending")
 
         def __init__(self, lib: Any, h: int, params: tuple[int, int, int]) -> None:
             self.lib, self.h, self.params = lib, h, params
-            self.refresh(self.lib.dg_state_status)
-
-        def refresh(self, f: Any, *args: Any) -> None:
+            self.pending: list[int] = []
             st = _scratch()
-            buf = st["status"]
-            if f(self.h, *args, buf, *(() if f is self.lib.dg_state_status else (st["err"], _capi.ERRCAP))) < 0:
-                _capi.raise_error(st["err"])
-            self.cur, self.term = buf[0], bool(buf[1])
+            self.lib.dg_state_status(self.h, st["status"])
+            self._take(st["status"])
+
+        def _take(self, buf: Any) -> None:
+            self.cur, self.term = buf[0], buf[1] == 1
             self.legal = tuple(buf[3 : 3 + buf[2]])
 
         def apply(self, action: int) -> None:
-            self.refresh(self.lib.dg_state_apply, action)
+            if self.cur == -1:  # a chance node: the engine reported the undealt cards
+                legal = self.legal
+                try:
+                    i = legal.index(action)
+                except ValueError:
+                    raise _pyspiel.SpielError(f"illegal chance outcome {action}: not an undealt card of this deal") from None
+                self.pending.append(action)
+                if len(legal) > 1:
+                    self.legal = legal[:i] + legal[i + 1 :]
+                    return
+                self.sync()  # the deal is complete: the engine takes over
+                return
+            st = _scratch()
+            buf = st["status"]
+            if self.lib.dg_state_apply(self.h, action, buf, st["err"], _capi.ERRCAP) < 0:
+                _capi.raise_error(st["err"])
+            self._take(buf)
+
+        def sync(self) -> int:
+            """Send the pending chance outcomes to the engine; returns the handle."""
+            if self.pending:
+                st = _scratch()
+                n = len(self.pending)
+                arr = (_ctypes.c_int32 * n)(*self.pending)
+                self.pending = []
+                buf = st["status"]
+                if self.lib.dg_state_apply_many(self.h, arr, n, buf, st["err"], _capi.ERRCAP) < 0:
+                    _capi.raise_error(st["err"])
+                self._take(buf)
+            return self.h
 
         def __deepcopy__(self, memo: Any) -> "_Handle":
             c = _Handle.__new__(_Handle)
             c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal
+            c.pending = self.pending[:]
             c.h = self.lib.dg_state_clone(self.h)
             return c
 
         def text(self) -> str:
-            return _go_string(self.lib.dg_state_serialize, self.h)
+            return _go_string(self.lib.dg_state_serialize, self.sync())
 
         def __reduce__(self) -> Any:
             return (_handle_from_text, (self.params, self.text()))
@@ -437,11 +473,11 @@ if _pyspiel is not None:
             self._lib = game._lib
 
         def set_from(self, state: "DavidGoliathState", player: int) -> None:
-            if self._lib.dg_state_tensor(state._s.h, player, self.kind, self._ptr, self.size) < 0:
+            if self._lib.dg_state_tensor(state._s.sync(), player, self.kind, self._ptr, self.size) < 0:
                 raise ValueError(f"player {player}: not a seat of this game")
 
         def string_from(self, state: "DavidGoliathState", player: int) -> str:
-            return _go_string(self._lib.dg_state_string, state._s.h, player, self.kind)
+            return _go_string(self._lib.dg_state_string, state._s.sync(), player, self.kind)
 
     class DavidGoliathState(_pyspiel.State):
         """A state of ``python_david_goliath``: a handle on the Go engine's state."""
@@ -462,13 +498,68 @@ if _pyspiel is not None:
         def _legal_actions(self, player: int) -> Any:
             return self._s.legal
 
+        # The methods below answer Python callers without the round trip
+        # through pyspiel's C++ State (C++ callers get the same answers
+        # through the methods above and the observers).
+        def legal_actions(self, player: Optional[int] = None) -> list[int]:
+            """The legal actions of ``player`` (default: the one to act; chance outcomes at a chance node)."""
+            s = self._s
+            if player is None or player == s.cur:
+                return list(s.legal)
+            if player < 0 and s.cur >= 0:
+                raise _pyspiel.SpielError(f"Called LegalActions for pseudo-player {player}")
+            return []
+
+        def is_chance_node(self) -> bool:
+            return self._s.cur == -1
+
+        def is_player_node(self) -> bool:
+            return self._s.cur >= 0
+
+        def information_state_tensor(self, player: Optional[int] = None) -> list[float]:
+            """What ``player`` (default: the one to act) knows: the observation and this deal's plays."""
+            return self._tensor(player, 1)
+
+        def observation_tensor(self, player: Optional[int] = None) -> list[float]:
+            """``player``'s observation (default: the one to act): the batch API's, as floats."""
+            return self._tensor(player, 0)
+
+        def _tensor(self, player: Optional[int], kind: int) -> list[float]:
+            s = self._s
+            p = s.cur if player is None else player
+            buf = _scratch()["tensor"][kind]
+            if buf is None:
+                size = self.get_game()._sizes[kind]
+                buf = _scratch()["tensor"][kind] = np.empty(size, np.float32)
+            n = s.lib.dg_state_tensor(s.sync(), p, kind, buf.ctypes.data, buf.size)
+            if n < 0:
+                if buf.size < self.get_game()._sizes[kind]:  # another game's size: grow
+                    _scratch()["tensor"][kind] = None
+                    return self._tensor(player, kind)
+                raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
+            return buf[:n].tolist()
+
+        def information_state_string(self, player: Optional[int] = None) -> str:
+            """Everything ``player`` (default: the one to act) has seen: its cards as dealt and every play."""
+            return self._string(player, 1)
+
+        def observation_string(self, player: Optional[int] = None) -> str:
+            """What ``player`` (default: the one to act) sees now, in words."""
+            return self._string(player, 0)
+
+        def _string(self, player: Optional[int], kind: int) -> str:
+            s = self._s
+            p = s.cur if player is None else player
+            if not 0 <= p < s.params[0]:
+                raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
+            return _go_string(s.lib.dg_state_string, s.sync(), p, kind)
+
         def chance_outcomes(self) -> list[tuple[int, float]]:
             """The cards not dealt yet, each with the same probability."""
             legal = self._s.legal
             if self._s.cur != -1:
                 return []
-            p = 1.0 / len(legal)
-            return [(a, p) for a in legal]
+            return list(zip(legal, _repeat(1.0 / len(legal))))
 
         def _apply_action(self, action: int) -> None:
             self._s.apply(action)
@@ -503,11 +594,11 @@ if _pyspiel is not None:
 
         def _values(self, which: int) -> list[float]:
             buf = _scratch()["f64"]
-            n = self._s.lib.dg_state_returns(self._s.h, which, buf)
+            n = self._s.lib.dg_state_returns(self._s.sync(), which, buf)
             return buf[:n]
 
         def __str__(self) -> str:
-            return _go_string(self._s.lib.dg_state_string, self._s.h, 0, 2)
+            return _go_string(self._s.lib.dg_state_string, self._s.sync(), 0, 2)
 
         def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> "DavidGoliathState":
             """A state ``player_id`` cannot tell from this one, drawn with ``probability_sampler``.
@@ -519,7 +610,7 @@ if _pyspiel is not None:
             """
             seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
             lib, err = self._s.lib, _scratch()["err"]
-            h = _capi.check(lib.dg_state_resample(self._s.h, int(player_id), seed, err, _capi.ERRCAP), err)
+            h = _capi.check(lib.dg_state_resample(self._s.sync(), int(player_id), seed, err, _capi.ERRCAP), err)
             handle = _Handle(lib, h, self._s.params)
             n = lib.dg_state_history(h, None, 0)
             pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
