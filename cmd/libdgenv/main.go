@@ -416,3 +416,26 @@ func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, n C.int64_t, statu
 	st.writeStatus(status)
 	return 0
 }
+
+// dg_state_rollout plays n random games to the end from the state and
+// writes each player's mean return into out: an MCTS evaluator's rollouts
+// in one call.
+//
+//export dg_state_rollout
+func dg_state_rollout(h, n C.int64_t, seed C.uint64_t, out unsafe.Pointer) C.int64_t {
+	st, unlock := lockState(h)
+	if st == nil || n < 1 {
+		if unlock != nil {
+			unlock()
+		}
+		return -1
+	}
+	defer unlock()
+	sum := unsafe.Slice((*float64)(out), st.players())
+	clear(sum)
+	st.rollout(int(n), uint64(seed), sum)
+	for i := range sum {
+		sum[i] /= float64(n)
+	}
+	return C.int64_t(st.players())
+}

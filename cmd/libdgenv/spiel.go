@@ -517,3 +517,24 @@ func (st *spielState) ndealtTotal() int {
 	}
 	return st.players() * env.HandSize
 }
+
+// rollout plays n random games to the end from a copy of st (chance
+// outcomes and actions uniformly at random) and adds their returns to sum.
+func (st *spielState) rollout(n int, seed uint64, sum []float64) {
+	rng := env.NewRNG(seed, 0x0110)
+	var buf [env.NumActions]int32
+	ret := make([]float64, st.players())
+	for range n {
+		c := st.clone()
+		for !c.terminal() {
+			legal := c.legal(buf[:0])
+			if err := c.apply(int(legal[rng.IntN(len(legal))])); err != nil {
+				panic(err) // a legal action was refused: a bug
+			}
+		}
+		c.returns(ret)
+		for i, v := range ret {
+			sum[i] += v
+		}
+	}
+}

@@ -208,3 +208,19 @@ func TestOneHandleFromManyGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestRolloutsEndGamesAndAverageTheirReturns(t *testing.T) {
+	st, _ := newSpielState(env.Params{Players: 4, Deals: 2})
+	sum := make([]float64, 4)
+	st.rollout(3, 1, sum)
+	total := 0.0
+	for _, v := range sum {
+		total += v
+	}
+	if total <= 0 {
+		t.Fatalf("rollout returns %v: three whole games score points", sum)
+	}
+	if st.currentPlayer() != chancePlayer || len(st.hist) != 0 {
+		t.Fatal("rollout changed the state it started from")
+	}
+}

@@ -255,28 +255,39 @@ def bench_single(players: int, seconds: float, seed: int) -> list[dict]:
     return out
 
 
-def bench_ismcts(players: int, sims: int, seed: int, moves: int = 3) -> Optional[dict]:
-    """Seconds per move of OpenSpiel's Python ISMCTSBot (random rollouts) with ``sims`` simulations."""
+def bench_ismcts(players: int, sims: int, seed: int) -> list[dict]:
+    """Seconds per move of OpenSpiel's Python ISMCTSBot with ``sims`` simulations on the pyspiel game.
+
+    With dgenv.openspiel.RolloutEvaluator (random rollouts played by the engine
+    in one call; median of 3 moves) and with OpenSpiel's RandomRolloutEvaluator
+    (rollouts through pyspiel from Python; one move). The moves are taken in the
+    first deal of a 4-deal game, after 8 tricks' worth of cards.
+    """
     try:
         import pyspiel
         from open_spiel.python.algorithms import ismcts, mcts
 
-        from dgenv import openspiel as _registers_the_game  # noqa: F401
+        from dgenv import openspiel as dg_os
     except ImportError:
-        return None
+        return []
     game = pyspiel.load_game(f"python_david_goliath(players={players})")
     rs = np.random.RandomState(seed)
-    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rs), uct_c=2.0, max_simulations=sims, random_state=rs)
-    times = []
-    for m in range(moves):
-        s = game.new_initial_state()
-        while s.is_chance_node() or len(s.history()) < 60 * players // 4 + 8 * m:  # the first deal, some cards played
-            s.apply_action(s.legal_actions()[rs.randint(len(s.legal_actions()))])
-        t0 = time.perf_counter()
-        bot.step(s)
-        times.append(time.perf_counter() - t0)
-    return {"mode": f"ISMCTS one move, {sims} simulations", "num_envs": 1, "seconds_per_move": float(np.median(times)),
-            "moves": moves}
+    out = []
+    for name, ev, moves in (("dgenv.openspiel.RolloutEvaluator", dg_os.RolloutEvaluator(1, rs), 3),
+                            ("open_spiel RandomRolloutEvaluator", mcts.RandomRolloutEvaluator(1, rs), 1)):
+        bot = ismcts.ISMCTSBot(game, ev, uct_c=2.0, max_simulations=sims, random_state=rs)
+        times = []
+        for _ in range(moves):
+            s = game.new_initial_state()
+            while s.is_chance_node() or len(s.history()) < 15 * players + 8 * players:
+                legal = s.legal_actions()
+                s.apply_action(legal[rs.randint(len(legal))])
+            t0 = time.perf_counter()
+            bot.step(s)
+            times.append(time.perf_counter() - t0)
+        out.append({"mode": f"ISMCTS one move, {sims} simulations, {name}", "num_envs": 1,
+                    "seconds_per_move": float(np.median(times)), "moves": moves})
+    return out
 
 
 def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
@@ -365,8 +376,7 @@ def main() -> None:
             results.append(r)
             print(f"single game  {r['mode']:<55s} {r['env_steps_per_s']:>12,.0f} /s", flush=True)
     if args.ismcts:
-        r = bench_ismcts(args.players, args.ismcts, args.seed)
-        if r:
+        for r in bench_ismcts(args.players, args.ismcts, args.seed):
             results.append(r)
             print(f"{r['mode']}: {r['seconds_per_move']:.2f} s per move (median of {r['moves']})", flush=True)
     eng = None if args.no_engine or not sizes else bench_engine(max(sizes), args.players, args.seconds)

@@ -164,9 +164,10 @@ def test_mcts_and_ismcts_bots_play_whole_games_with_evaluate_bots() -> None:
     game = load(3, terminal_rewards=True)  # MCTSBot wants terminal rewards
     rng = np.random.RandomState(0)
     ev = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
+    go_ev = dgenv.openspiel.RolloutEvaluator(n_rollouts=2, random_state=rng)
     bots = [
         mcts.MCTSBot(game, uct_c=2.0, max_simulations=8, evaluator=ev, random_state=rng),
-        ISMCTSBot(game, ev, uct_c=2.0, max_simulations=8, random_state=rng),
+        ISMCTSBot(game, go_ev, uct_c=2.0, max_simulations=30, random_state=rng),
         uniform_random.UniformRandomBot(2, rng),
     ]
     for _ in range(2):
@@ -191,3 +192,15 @@ def test_ismcts_plays_a_whole_game_of_the_rewards_model() -> None:
         else:
             s.apply_action(rng.choice(s.legal_actions()))
     assert len(s.history()) == 2 * 4 * 15 * 2  # every card dealt, then played
+
+
+def test_rollout_evaluator_plays_to_the_end_and_leaves_the_state_alone() -> None:
+    game = load(4, deals=2)
+    s = random_states(game, 2, seed=5)[-1]
+    before = (str(s), s.history())
+    ev = dgenv.openspiel.RolloutEvaluator(n_rollouts=4, random_state=np.random.RandomState(0))
+    v = ev.evaluate(s)
+    assert v.shape == (4,) and (v >= np.array(s.returns())).all() and v.sum() > sum(s.returns())
+    assert (str(s), s.history()) == before
+    prior = ev.prior(s)
+    assert abs(sum(p for _, p in prior) - 1) < 1e-9 and [a for a, _ in prior] == s.legal_actions()

@@ -79,6 +79,7 @@ _SIGNATURES = [
     ("dg_state_resample", _I64, [_I64, _I64, _U64, _P, _I64]),
     ("dg_state_history", _I64, [_I64, _P, _I64]),
     ("dg_state_sizes", _I64, [_I64, _I64, _P]),
+    ("dg_state_rollout", _I64, [_I64, _I64, _U64, _P]),
 ]
 
 ERRCAP = 1 << 14

@@ -244,8 +244,12 @@ except ImportError:  # pragma: no cover - depends on the environment
     _pyspiel = None
 
 if _pyspiel is not None:
+    import base64 as _base64
     import ctypes as _ctypes
+    import pickle as _pickle
     import threading as _threading
+
+    from open_spiel.python.algorithms import mcts as _mcts
     from itertools import repeat as _repeat
 
     from . import _capi
@@ -363,21 +367,6 @@ if _pyspiel is not None:
             buf = st["str"] = _ctypes.create_string_buffer(2 * n)
             n = f(*args, buf, len(buf))
         return buf.raw[:n].decode()
-
-    class _Replay:
-        """Stands in for a state's handle while a history is replayed into pyspiel's bookkeeping."""
-
-        __slots__ = ("who", "acts", "i", "cur")
-
-        def __init__(self, pairs: list[tuple[int, int]]) -> None:
-            self.who = [w for w, _ in pairs]
-            self.i = 0
-            self.cur = self.who[0] if self.who else -1
-
-        def apply(self, action: int) -> None:
-            self.i += 1
-            if self.i < len(self.who):
-                self.cur = self.who[self.i]
 
     def _game_type(terminal: bool = False) -> Any:
         return _pyspiel.GameType(
@@ -615,16 +604,67 @@ if _pyspiel is not None:
             n = lib.dg_state_history(h, None, 0)
             pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
             lib.dg_state_history(h, pairs, n)
-            game = self.get_game()
-            out = DavidGoliathState(game)
-            # pyspiel keeps its own history: replay the world's actions into
-            # it (the engine state is already built), then attach the handle.
-            out._s = _Replay([(pairs[2 * i], pairs[2 * i + 1]) for i in range(n)])
-            for i in range(n):
-                out.apply_action(pairs[2 * i + 1])
-            out._s = handle
+            # pyspiel keeps its own history: build the state through
+            # pyspiel's deserialization, which takes the history as text and
+            # the Python attributes as a pickle (here: the handle, adopted).
+            token = _adoption(handle)
+            hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
+            attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": self._tr})).decode()
+            return self.get_game().deserialize_state(f"history={hist}\nmove_number={n}\n__dict__={attrs}")
+
+    _adopting: dict[int, _Handle] = {}
+    _adopt_lock = _threading.Lock()
+    _adopt_next = [0]
+
+    class _Adopt:
+        """Pickles as a reference to a live handle of this process (taken once)."""
+
+        __slots__ = ("token",)
+
+        def __init__(self, token: int) -> None:
+            self.token = token
+
+        def __reduce__(self) -> Any:
+            return (_adopt, (self.token,))
+
+    def _adoption(handle: _Handle) -> _Adopt:
+        with _adopt_lock:
+            _adopt_next[0] += 1
+            _adopting[_adopt_next[0]] = handle
+            return _Adopt(_adopt_next[0])
+
+    def _adopt(token: int) -> _Handle:
+        with _adopt_lock:
+            return _adopting.pop(token)
+
+    class RolloutEvaluator(_mcts.Evaluator):
+        """OpenSpiel's ``RandomRolloutEvaluator``, with the rollouts played by the engine in one call.
+
+        For ``MCTSBot`` and ``ISMCTSBot`` on ``python_david_goliath``: each
+        evaluation plays ``n_rollouts`` uniformly random games to the end
+        (chance outcomes included) and returns the mean returns; the prior
+        is uniform over the legal actions (the chance probabilities at
+        chance nodes).
+        """
+
+        def __init__(self, n_rollouts: int = 1, random_state: Optional[np.random.RandomState] = None) -> None:
+            self.n_rollouts = int(n_rollouts)
+            self._rs = random_state or np.random.RandomState()
+
+        def evaluate(self, state: Any) -> np.ndarray:
+            s = state._s
+            out = np.empty(s.params[0], np.float64)
+            seed = int(self._rs.randint(0, 2**62))
+            if s.lib.dg_state_rollout(s.sync(), self.n_rollouts, seed, out.ctypes.data) < 0:
+                raise ValueError("rollout: bad state")
             return out
+
+        def prior(self, state: Any) -> list[tuple[int, float]]:
+            if state.is_chance_node():
+                return state.chance_outcomes()
+            legal = state.legal_actions(state.current_player())
+            return [(a, 1.0 / len(legal)) for a in legal]
 
     if GAME_NAME not in _pyspiel.registered_names():
         _pyspiel.register_game(_GAME_TYPE, DavidGoliathGame)
-    __all__ += ["DavidGoliathGame", "DavidGoliathState"]
+    __all__ += ["DavidGoliathGame", "DavidGoliathState", "RolloutEvaluator"]
