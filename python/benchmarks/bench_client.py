@@ -201,14 +201,18 @@ def _spiel_loop(game, seconds: float, seed: int, tensor: bool) -> tuple[float, i
 def bench_single(players: int, seconds: float, seed: int) -> list[dict]:
     """One game at a time in process: N = 1 steps, the PettingZoo AEC adapter, the pyspiel game vs oh_hell."""
     out: list[dict] = []
+    # One game at a time, a random legal action picked as in the OpenSpiel
+    # loop (Python's random over the legal list, here from the mask).
+    rng = random.Random(seed)
     env = dgenv.local().make(players=players, num_envs=1, seed=seed)  # float32 obs, as the adapters return it
-    pick = RandomLegal(1, seed=seed)
+    act = np.zeros(1, np.int16)
     b = env.reset()
     steps = 0
     t0 = time.perf_counter()
     while True:
         for _ in range(1000):
-            b = env.step(pick(b.mask))
+            act[0] = rng.choice(np.flatnonzero(b.mask[0]).tolist())
+            b = env.step(act)
         steps += 1000
         dt = time.perf_counter() - t0
         if dt >= seconds:
@@ -230,7 +234,7 @@ def bench_single(players: int, seconds: float, seed: int) -> list[dict]:
                 if term or trunc:
                     aec.reset()
                     continue
-                aec.step(int(pick(obs["action_mask"].astype(bool)[None])[0]))
+                aec.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
                 turns += 1
             dt = time.perf_counter() - t0
             if dt >= seconds:

@@ -179,8 +179,6 @@ def test_threads_step_their_own_envs_in_parallel_and_match_a_serial_run(local) -
 
 @pytest.mark.parametrize("client", ["inproc", "local()"])
 def test_every_single_game_adapter_runs_in_process_and_passes_its_librarys_checks(client) -> None:
-    gym = pytest.importorskip("gymnasium")
-    pz = pytest.importorskip("pettingzoo")
     from gymnasium.utils.env_checker import check_env
     from pettingzoo.test import api_test, parallel_api_test
 

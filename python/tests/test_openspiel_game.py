@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+import pyspiel  # the "test" extra installs open_spiel
 
-import dgenv.openspiel  # noqa: E402,F401  (registers the game)
+import dgenv.openspiel  # noqa: F401  (registers the game)
 
 NAME = dgenv.openspiel.GAME_NAME
 
@@ -112,6 +112,8 @@ def test_clone_serialize_and_pickle_round_trip() -> None:
         assert str(c) == str(s) and c.history() == s.history()
         d = g.deserialize_state(s.serialize())
         assert str(d) == str(s) and d.history() == s.history() and d.returns() == s.returns()
+        u = pickle.loads(pickle.dumps(s))
+        assert str(u) == str(s) and u.history() == s.history() and u.legal_actions() == s.legal_actions()
         if not s.is_terminal():
             a = s.legal_actions()[0]
             c.apply_action(a)
@@ -119,7 +121,7 @@ def test_clone_serialize_and_pickle_round_trip() -> None:
 
 
 def test_rl_environment_with_dqn_and_nfsp_agents() -> None:
-    torch = pytest.importorskip("torch")
+    import torch
     from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import dqn, nfsp
 

@@ -38,6 +38,8 @@ from .errors import DgenvError, IllegalActionError
 
 __all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
 
+_SAFE_ACTION_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32))
+
 # Answers are carved out of blocks of about this many bytes, so small
 # batches do not pay one numpy allocation per tensor per step.
 _BLOCK_BYTES = 1 << 18
@@ -203,6 +205,7 @@ class LocalBatchEnv(BatchEnv):
         self.session = f"inproc:{handle}"
         self.obs_dtype = None if obs_dtype is None else np.dtype(obs_dtype)
         self._by_name = {s.name: s for s in self.spec.obs.sections}
+        self._packed = self.spec.obs.packed
         self.last: Optional[Batch] = None
         self._lib = client._lib
         self._h = handle
@@ -248,13 +251,14 @@ class LocalBatchEnv(BatchEnv):
 
     def _batch(self, i: int) -> Batch:  # type: ignore[override]
         v = self._views
-        pk = self.spec.obs.packed
+        pk = self._packed
         if pk is not None:
-            obs, mask = pk.unpack(v["obs_bits"][i], v["obs_extra"][i], v["mask_bits"][i].view(np.uint8), self.spec.obs.size)
+            obs, mask = pk.unpack(v["obs_bits"][i], v["obs_extra"][i], v["mask_bits"][i], self.spec.obs.size)
         else:
             obs, mask = v["obs"][i], v["mask"][i]
-        if self.obs_dtype is not None and obs.dtype != self.obs_dtype:
-            obs = obs.astype(self.obs_dtype)
+        want = self.obs_dtype
+        if want is not None and obs.dtype != want:
+            obs = obs.astype(want)
         b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i])
         self.last = b
         return b
@@ -281,28 +285,33 @@ class LocalBatchEnv(BatchEnv):
         return self._batch(i)
 
     def _load_actions(self, actions: Any) -> None:
-        a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        a = actions if type(actions) is np.ndarray else np.asarray(actions)
         n = self.spec.num_envs
         if a.shape != (n,):
             if a.size != n:
                 raise ValueError(f"actions shape {a.shape}, want ({n},)")
             a = a.reshape(n)
-        k = a.dtype.kind
+        dt = a.dtype
+        if dt in _SAFE_ACTION_DTYPES:  # every value fits int32: the engine checks them
+            self._act[:] = a
+            return
+        k = dt.kind
         if k not in "iu":
             if k == "f" and np.all(np.mod(a, 1) == 0):
                 a = a.astype(np.int64)
             else:
-                raise ValueError(f"actions dtype {a.dtype}: want integers")
-        if a.dtype.itemsize >= 4 and not (k == "i" and a.dtype.itemsize == 4):
-            bad = np.flatnonzero((a < 0) | (a > 89))
-            if bad.size:  # out of int32's range too, perhaps: refuse here with the engine's error
-                i = int(bad[0])
-                legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
-                raise IllegalActionError(
-                    f"env {i}: illegal action {int(a[i])} (legal: {legal}); no env was stepped",
-                    status=422, code="illegal_action",
-                    details={"env": i, "action": int(a[i]), "legal": legal},
-                )
+                raise ValueError(f"actions dtype {dt}: want integers")
+        # Wider integers: anything outside the card ids is refused here, with
+        # the engine's error, rather than wrapped into int32.
+        bad = [int(i) for i in range(n) if not 0 <= a[i] <= 89] if n <= 8 else np.flatnonzero((a < 0) | (a > 89)).tolist()
+        if bad:
+            i = bad[0]
+            legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
+            raise IllegalActionError(
+                f"env {i}: illegal action {int(a[i])} (legal: {legal}); no env was stepped",
+                status=422, code="illegal_action",
+                details={"env": i, "action": int(a[i]), "legal": legal},
+            )
         self._act[:] = a
 
     # -- BatchEnv's protocol -------------------------------------------------

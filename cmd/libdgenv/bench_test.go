@@ -1,0 +1,46 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
+)
+
+// BenchmarkStepAndCopy is one step of 4096 games with random legal actions
+// (picked as dgbench does), with and without copying the outputs into a
+// caller's arena: what the in-process transport adds to the engine.
+func BenchmarkStepAndCopy(b *testing.B) {
+	for _, copyOut := range []bool{false, true} {
+		name := "engine only"
+		if copyOut {
+			name = "with copy"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, err := newVecEnv([]byte(`{"num_envs":4096,"seed":1}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.close()
+			arena := make([]byte, e.bytes)
+			acts := make([]int32, 4096)
+			rng := env.NewRNG(1, 1)
+			var legal []env.Action
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for i := range acts {
+					legal = e.v.State(i).AppendLegalActions(legal[:0])
+					acts[i] = int32(legal[rng.IntN(len(legal))])
+				}
+				if copyOut {
+					if err := e.step(acts, arena); err != nil {
+						b.Fatal(err)
+					}
+				} else if err := e.v.Step(acts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*4096)/b.Elapsed().Seconds(), "env-steps/s")
+		})
+	}
+}
