@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
 )
@@ -156,7 +157,8 @@ func TestSpielRefusesIllegalActionsAndBadText(t *testing.T) {
 
 func TestVecEnvRefusesBadConfigsAndCopiesItsBuffers(t *testing.T) {
 	for _, cfg := range []string{`{"game":{"players":7}}`, `{"num_envs":0}`, `{"packing":"zip"}`, `{"reward":"x"}`,
-		`{"learner_seats":[0]}`, `{"learner_seats":[0],"opponent":"nobody"}`, `{"game":{"deals":0}}`, `not json`} {
+		`{"learner_seats":[0]}`, `{"learner_seats":[0],"opponent":"nobody"}`, `{"game":{"deals":0}}`, `not json`,
+		`{"obs_dtype":"<f8"}`, `{"packing":"bits","obs_dtype":"<f4"}`} {
 		if _, err := newVecEnv([]byte(cfg)); err == nil || err.Code != "bad_request" {
 			t.Errorf("newVecEnv(%s) = %v, want a bad_request", cfg, err)
 		}
@@ -176,6 +178,20 @@ func TestVecEnvRefusesBadConfigsAndCopiesItsBuffers(t *testing.T) {
 	acts := make([]int32, 8)
 	if err := e.step(acts, arena); err == nil || err.Code != "illegal_action" {
 		t.Errorf("step(all zeros) = %v, want illegal_action", err)
+	}
+	f, err := newVecEnv([]byte(`{"num_envs":8,"seed":3,"game":{"players":5},"obs_dtype":"<f4"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	farena := make([]byte, f.bytes)
+	f.reset(3, true, farena)
+	obs := e.v.Obs()
+	got := unsafe.Slice((*float32)(unsafe.Pointer(&farena[f.pieces[0].Offset])), len(obs))
+	for i, v := range obs {
+		if got[i] != float32(v) {
+			t.Fatalf("float32 obs[%d] = %v, want %d", i, got[i], v)
+		}
 	}
 }
 

@@ -47,6 +47,9 @@ type vecRequest struct {
 	Reward       string  `json:"reward"`
 	Packing      string  `json:"packing"`
 	Workers      int     `json:"workers"`
+	// ObsDtype "<f4" has the observation written as float32 (what most
+	// models eat), converted while it is copied out; "<u1" (default) as is.
+	ObsDtype string `json:"obs_dtype"`
 }
 
 // The spec as the server reports it (server.Spec), so Python builds the
@@ -86,6 +89,7 @@ type piece struct {
 	Dtype  string `json:"dtype"`
 	Shape  []int  `json:"shape"`
 	src    func() []byte
+	f32    bool // src's bytes are written as float32
 }
 
 // vecEnv is a batch handle: the VecEnv and where each output goes in the
@@ -176,10 +180,21 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	if err != nil {
 		return nil, badRequest("", "%v", err)
 	}
-	return wrapVecEnv(v, seed), nil
+	switch req.ObsDtype {
+	case "", "<u1", "|u1":
+	case "<f4":
+		if packed {
+			v.Close()
+			return nil, badRequest("obs_dtype", "packing \"bits\" sends obs as bits: obs_dtype must be \"<u1\"")
+		}
+	default:
+		v.Close()
+		return nil, badRequest("obs_dtype", "obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype)
+	}
+	return wrapVecEnv(v, seed, req.ObsDtype == "<f4"), nil
 }
 
-func wrapVecEnv(v *env.VecEnv, seed uint64) *vecEnv {
+func wrapVecEnv(v *env.VecEnv, seed uint64, obsF32 bool) *vecEnv {
 	l := v.Layout()
 	cfg := v.Config()
 	n, np := v.NumEnvs(), cfg.Params.Players
@@ -190,8 +205,12 @@ func wrapVecEnv(v *env.VecEnv, seed uint64) *vecEnv {
 		Packing: "none", Obs: obsSpec{Shape: []int{l.Size}, Dtype: "<u1", Sections: l.Sections},
 	}
 	add := func(name, dtype string, shape []int, src func() []byte) {
-		e.pieces = append(e.pieces, piece{Name: name, Offset: e.bytes, Dtype: dtype, Shape: shape, src: src})
+		pc := piece{Name: name, Offset: e.bytes, Dtype: dtype, Shape: shape, src: src, f32: dtype == "<f4" && name == "obs"}
+		e.pieces = append(e.pieces, pc)
 		size := len(src())
+		if pc.f32 {
+			size *= 4
+		}
 		e.bytes += (size + 7) &^ 7
 	}
 	if cfg.Packed {
@@ -202,7 +221,11 @@ func wrapVecEnv(v *env.VecEnv, seed uint64) *vecEnv {
 		add("obs_extra", "<u1", []int{n, pk.ExtraBytes}, func() []byte { return v.ObsExtra() })
 		add("mask_bits", "<u1", []int{n, env.MaskBytes}, func() []byte { return v.MaskBits() })
 	} else {
-		add("obs", "<u1", []int{n, l.Size}, func() []byte { return v.Obs() })
+		dt := "<u1"
+		if obsF32 {
+			dt = "<f4"
+		}
+		add("obs", dt, []int{n, l.Size}, func() []byte { return v.Obs() })
 		add("mask", "<u1", []int{n, env.NumActions}, func() []byte { return v.Mask() })
 	}
 	add("player", "<i1", []int{n}, func() []byte { return bytesOf(v.Player()) })
@@ -223,7 +246,15 @@ func (e *vecEnv) info() []byte {
 func (e *vecEnv) write(arena []byte) {
 	for i := range e.pieces {
 		pc := &e.pieces[i]
-		copy(arena[pc.Offset:], pc.src())
+		src := pc.src()
+		if !pc.f32 {
+			copy(arena[pc.Offset:], src)
+			continue
+		}
+		dst := unsafe.Slice((*float32)(unsafe.Pointer(&arena[pc.Offset])), len(src))
+		for j, x := range src {
+			dst[j] = float32(x)
+		}
 	}
 }
 

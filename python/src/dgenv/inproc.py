@@ -170,6 +170,8 @@ class LocalClient:
             body["opponent"] = opponent
         if packing is not None:
             body["packing"] = packing
+        if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
+            body["obs_dtype"] = "<f4"  # the engine converts while copying out: no numpy pass
         raw = json.dumps(body).encode()
         h = _capi.check(self._lib.dg_vec_new(raw, len(raw), self._err, _capi.ERRCAP), self._err)
         try:
