@@ -316,6 +316,22 @@ def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
     return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": float(fields["steps_per_sec"])}
 
 
+def bench_ratio(n: int, players: int, seconds: float, seed: int, rounds: int) -> Optional[dict]:
+    """dgenv.local() at N against dgbench -mode inproc, alternated ``rounds`` times (a busy machine's
+    load shifts between runs, so pairs taken back to back are compared, and their median reported)."""
+    client = dgenv.local()
+    pairs = []
+    for _ in range(rounds):
+        mine = bench_sync(client, n, players, seconds, seed)["env_steps_per_s"]
+        eng = bench_engine(n, players, seconds)
+        if eng is None:
+            return None
+        pairs.append((mine, eng["env_steps_per_s"]))
+    ratios = sorted(m / e for m, e in pairs)
+    return {"mode": f"inproc / dgbench at N={n}, {rounds} alternating rounds", "num_envs": n,
+            "pairs": pairs, "median_ratio": ratios[len(ratios) // 2]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", help="use this running server instead of starting one")
@@ -339,6 +355,8 @@ def main() -> None:
                     help="measure one game at a time in process: N=1, PettingZoo AEC, the pyspiel game vs oh_hell")
     ap.add_argument("--ismcts", type=int, default=0, metavar="SIMS",
                     help="also time one move of OpenSpiel's ISMCTSBot with SIMS simulations on the pyspiel game")
+    ap.add_argument("--vs-engine", type=int, default=0, metavar="ROUNDS",
+                    help="compare dgenv.local() at the largest N with dgbench -mode inproc, alternating ROUNDS times")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x and x != "0"]
@@ -375,6 +393,13 @@ def main() -> None:
             srv.stop()
         else:
             client.close()
+    if args.vs_engine and sizes:
+        r = bench_ratio(max(sizes), args.players, args.seconds, args.seed, args.vs_engine)
+        if r:
+            results.append(r)
+            for m, e in r["pairs"]:
+                print(f"inproc N={max(sizes)} {m:>12,.0f}  dgbench {e:>12,.0f}  ratio {m / e:.2f}", flush=True)
+            print(f"median ratio inproc / dgbench over {args.vs_engine} rounds: {r['median_ratio']:.2f}", flush=True)
     if args.single:
         for r in bench_single(args.players, args.seconds, args.seed):
             results.append(r)
