@@ -452,11 +452,18 @@ func (st *spielState) resample(player int, seed uint64) (*spielState, error) {
 	rng := env.NewRNG(seed, 0x5e5a)
 	var hands [env.MaxPlayers][]env.Card // the resampled deal in progress, as dealt
 	if st.dealing {
-		// The others' cards so far, shuffled and dealt back in the same counts.
+		// Every card player has not been dealt (the others' so far and the
+		// undealt ones: which is which is hidden from player too), shuffled,
+		// and the others' counts dealt back from it.
 		var pool []env.Card
 		for s := range p {
 			if s != player {
 				pool = append(pool, st.dealt[s]...)
+			}
+		}
+		for c, ok := range st.undealt {
+			if ok {
+				pool = append(pool, env.Card(c))
 			}
 		}
 		for i := len(pool) - 1; i > 0; i-- {

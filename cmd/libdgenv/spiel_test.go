@@ -240,3 +240,30 @@ func TestRolloutsEndGamesAndAverageTheirReturns(t *testing.T) {
 		t.Fatal("rollout changed the state it started from")
 	}
 }
+
+// TestResampleWhileDealingRedealsTheUndealtCardsToo: during a deal, which
+// cards are still undealt is as hidden from a player as the others' cards,
+// so resampled worlds must differ in it as well.
+func TestResampleWhileDealingRedealsTheUndealtCardsToo(t *testing.T) {
+	st, _ := newSpielState(env.Params{Players: 4, Deals: 1})
+	for range 20 { // 5 cards each
+		legal := st.legal(nil)
+		if err := st.apply(int(legal[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	for seed := range uint64(20) {
+		r, err := st.resample(1, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.dealt[1], st.dealt[1]) {
+			t.Fatalf("player 1's cards changed: %v, want %v", r.dealt[1], st.dealt[1])
+		}
+		seen[fmt.Sprint(r.legal(nil))] = true
+	}
+	if len(seen) < 2 {
+		t.Error("the undealt cards were the same in 20 resampled worlds")
+	}
+}
