@@ -44,3 +44,29 @@ func BenchmarkStepAndCopy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepOne is one step of one game with a random legal action:
+// the engine's share of a single-game step from Python.
+func BenchmarkStepOne(b *testing.B) {
+	for _, cfg := range []string{`{"num_envs":1,"seed":1}`, `{"num_envs":1,"seed":1,"obs_dtype":"<f4"}`} {
+		b.Run(cfg, func(b *testing.B) {
+			e, err := newVecEnv([]byte(cfg))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.close()
+			arena := make([]byte, e.bytes)
+			acts := make([]int32, 1)
+			rng := env.NewRNG(1, 1)
+			var legal []env.Action
+			b.ReportAllocs()
+			for range b.N {
+				legal = e.v.State(0).AppendLegalActions(legal[:0])
+				acts[0] = int32(legal[rng.IntN(len(legal))])
+				if err := e.step(acts, arena); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
