@@ -308,28 +308,43 @@ def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
     exe = exe or shutil.which("dgbench")
     if exe is None:
         return None
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([exe, "-players", str(players), "-envs", str(n), "-seconds", str(seconds)],
                          capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     fields = dict(f.split("=", 1) for f in out.split() if "=" in f)
     if "steps_per_sec" not in fields:
         return None
-    return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": float(fields["steps_per_sec"])}
+    rate = float(fields["steps_per_sec"])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    steps = rate * float(fields.get("seconds", seconds))
+    return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": rate,
+            "cpu_us_per_env_step": 1e6 * cpu / steps if steps else None}
 
 
 def bench_ratio(n: int, players: int, seconds: float, seed: int, rounds: int) -> Optional[dict]:
-    """dgenv.local() at N against dgbench -mode inproc, alternated ``rounds`` times (a busy machine's
-    load shifts between runs, so pairs taken back to back are compared, and their median reported)."""
+    """dgenv.local() at N against dgbench -mode inproc, alternated ``rounds`` times.
+
+    A busy machine's load shifts between runs, so pairs taken back to back are
+    compared and their median reported, by wall-clock rate and by CPU time per
+    env-step (all threads of each process: what the work costs, whoever else
+    runs on the machine).
+    """
     client = dgenv.local()
     pairs = []
     for _ in range(rounds):
-        mine = bench_sync(client, n, players, seconds, seed)["env_steps_per_s"]
+        mine = bench_sync(client, n, players, seconds, seed)
         eng = bench_engine(n, players, seconds)
         if eng is None:
             return None
-        pairs.append((mine, eng["env_steps_per_s"]))
-    ratios = sorted(m / e for m, e in pairs)
+        pairs.append((mine["env_steps_per_s"], eng["env_steps_per_s"],
+                      mine["client_cpu_us_per_env_step"], eng["cpu_us_per_env_step"]))
+    rates = sorted(m / e for m, e, _, _ in pairs)
+    cpus = sorted(ec / mc for _, _, mc, ec in pairs)
     return {"mode": f"inproc / dgbench at N={n}, {rounds} alternating rounds", "num_envs": n,
-            "pairs": pairs, "median_ratio": ratios[len(ratios) // 2]}
+            "pairs": pairs, "median_ratio": rates[len(rates) // 2], "median_cpu_ratio": cpus[len(cpus) // 2]}
 
 
 def main() -> None:
@@ -397,9 +412,11 @@ def main() -> None:
         r = bench_ratio(max(sizes), args.players, args.seconds, args.seed, args.vs_engine)
         if r:
             results.append(r)
-            for m, e in r["pairs"]:
-                print(f"inproc N={max(sizes)} {m:>12,.0f}  dgbench {e:>12,.0f}  ratio {m / e:.2f}", flush=True)
-            print(f"median ratio inproc / dgbench over {args.vs_engine} rounds: {r['median_ratio']:.2f}", flush=True)
+            for m, e, mc, ec in r["pairs"]:
+                print(f"inproc N={max(sizes)} {m:>12,.0f}/s {mc:.3f} us cpu  dgbench {e:>12,.0f}/s {ec:.3f} us cpu"
+                      f"  ratio {m / e:.2f} (cpu {ec / mc:.2f})", flush=True)
+            print(f"median over {args.vs_engine} rounds, inproc / dgbench: {r['median_ratio']:.2f} by rate, "
+                  f"{r['median_cpu_ratio']:.2f} by CPU time per env-step", flush=True)
     if args.single:
         for r in bench_single(args.players, args.seconds, args.seed):
             results.append(r)
