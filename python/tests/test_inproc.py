@@ -259,3 +259,40 @@ def test_ctrl_c_interrupts_a_loop_of_go_calls() -> None:
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_async_batch_env_runs_in_process_and_matches_plain_batches(local) -> None:
+    pool = dgenv.AsyncBatchEnv(local, num_envs=8, batch_size=4, seed=1, players=4, obs_dtype=None)
+    plain = [local.make(players=4, num_envs=4, seed=1 + k, obs_dtype=None) for k in range(2)]
+    want = [e.reset() for e in plain]
+    rng = np.random.default_rng(0)
+    pool.async_reset()
+    for _ in range(20):
+        env_id, b = pool.recv()
+        k = int(env_id[0]) // 4
+        assert np.array_equal(b.obs, want[k].obs) and np.array_equal(b.mask, want[k].mask)
+        act = random_legal(b.mask, rng)
+        pool.send(act, env_id)
+        want[k] = plain[k].step(act)
+    pool.close()
+    for e in plain:
+        e.close()
+
+
+def test_a_freed_or_made_up_handle_is_an_error_not_a_crash(local) -> None:
+    import ctypes
+
+    env = local.make(players=4, num_envs=2, seed=1)
+    env.reset()
+    h, lib = env._h, env._lib
+    env.close()
+    env.close()  # idempotent
+    lib.dg_free(h)  # freeing twice does nothing
+    err = ctypes.create_string_buffer(inproc._capi.ERRCAP)
+    arena = np.empty(env._abytes, np.uint8)
+    for handle in (h, 10**9, -5):
+        assert lib.dg_vec_step(handle, env._act_ptr, arena.ctypes.data, err, len(err)) == -1
+        with pytest.raises(dgenv.errors.NotFound):
+            inproc._capi.raise_error(err)
+    assert lib.dg_state_apply(h, 0, None, err, len(err)) == -1
+    assert lib.dg_state_clone(h) == -1
