@@ -195,6 +195,9 @@ class LocalBatchEnv(BatchEnv):
     """N games stepped by the engine in this process: :class:`dgenv.BatchEnv`'s interface.
 
     Made by :meth:`LocalClient.make`. ``session`` is ``"inproc:<handle>"``.
+    Answers of small batches share blocks of about 256 KB (one allocation per
+    block, not per tensor): an array kept from a Batch keeps its block alive,
+    so copy what you keep long from a loop of many small steps.
     ``step_async`` runs the step on a helper thread (Go works without the
     GIL), so the caller can work while it runs; ``step_wait`` returns it.
     Not safe to share between threads without a lock (as a BatchEnv).
