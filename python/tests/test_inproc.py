@@ -135,6 +135,8 @@ def test_illegal_action_and_bad_parameters_raise_the_servers_errors(local) -> No
         local.make(players=4, learner_seats=[0], opponent="nobody")
     with pytest.raises(BadRequest):
         local.make(packing="zip")
+    with pytest.raises(BadRequest):
+        local.make(seed=-1)
 
 
 def test_step_async_overlaps_and_returns_the_same_batches(local) -> None:

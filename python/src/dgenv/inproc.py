@@ -34,7 +34,7 @@ from numpy.typing import DTypeLike
 
 from . import _capi
 from .client import Batch, BatchEnv, Spec
-from .errors import DgenvError, IllegalActionError
+from .errors import BadRequest, DgenvError, IllegalActionError
 
 __all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
 
@@ -163,7 +163,7 @@ class LocalClient:
             game["first_dealer"] = int(first_dealer)
         body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward, "workers": int(workers)}
         if seed is not None:
-            body["seed"] = int(seed) & (2**64 - 1)
+            body["seed"] = _seed(seed)
         if learner_seats is not None:
             body["learner_seats"] = [int(s) for s in learner_seats]
         if opponent is not None:
@@ -277,7 +277,7 @@ class LocalBatchEnv(BatchEnv):
     def _reset(self, seed: Optional[int]) -> Batch:
         i = self._slot()
         _capi.check(
-            self._lib.dg_vec_reset(self._h, 0 if seed is None else int(seed) & (2**64 - 1), seed is not None,
+            self._lib.dg_vec_reset(self._h, 0 if seed is None else _seed(seed), seed is not None,
                                    self._base + i * self._abytes, self._err, _capi.ERRCAP),
             self._err,
         )
@@ -386,6 +386,15 @@ class LocalBatchEnv(BatchEnv):
             self.close()
         except Exception:
             pass
+
+
+def _seed(seed: Any) -> int:
+    """A seed as the server takes it: an integer 0..2^64-1 (BadRequest otherwise)."""
+    v = int(seed)
+    if not 0 <= v < 2**64:
+        raise BadRequest(f"seed = {v}: want an integer 0..{2**64 - 1}", status=400, code="bad_request",
+                         details={"field": "seed"})
+    return v
 
 
 def local(policies: Union[str, Path, None] = None) -> LocalClient:
