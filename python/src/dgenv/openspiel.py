@@ -318,8 +318,22 @@ if _pyspiel is not None:
                 _capi.raise_error(st["err"])
             self._take(buf)
 
+        @classmethod
+        def initial(cls, lib: Any, params: tuple[int, int, int], deck: tuple[int, ...]) -> "_Handle":
+            """A game's first node, made in the engine only when first needed.
+
+            pyspiel's Clone starts from a new initial state and then replaces
+            its attributes: a lazy one costs nothing there.
+            """
+            c = cls.__new__(cls)
+            c.lib, c.h, c.params, c.cur, c.term, c.legal, c.pending = lib, 0, params, -1, False, deck, []
+            return c
+
         def sync(self) -> int:
             """Send the pending chance outcomes to the engine; returns the handle."""
+            if self.h == 0:
+                st = _scratch()
+                self.h = _capi.check(self.lib.dg_state_new(*self.params, st["err"], _capi.ERRCAP), st["err"])
             if self.pending:
                 st = _scratch()
                 n = len(self.pending)
@@ -335,7 +349,7 @@ if _pyspiel is not None:
             c = _Handle.__new__(_Handle)
             c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal
             c.pending = self.pending[:]
-            c.h = self.lib.dg_state_clone(self.h)
+            c.h = self.lib.dg_state_clone(self.h) if self.h else 0
             return c
 
         def text(self) -> str:
@@ -346,7 +360,8 @@ if _pyspiel is not None:
 
         def __del__(self) -> None:
             try:
-                self.lib.dg_free(self.h)
+                if self.h:
+                    self.lib.dg_free(self.h)
             except Exception:
                 pass
 
@@ -413,6 +428,8 @@ if _pyspiel is not None:
                 raise ValueError(f"players = {players}, deals = {deals}: not a valid game")
             self._params = (players, deals, first)
             self._sizes = (int(sizes[0]), int(sizes[1]))
+            first_node = _Handle(self._lib, _capi.check(self._lib.dg_state_new(*self._params, _scratch()["err"], _capi.ERRCAP), _scratch()["err"]), self._params)
+            self._deck = first_node.legal  # the chance outcomes of the first node: the deck
             self._length = deals * 15 * players  # decisions; as many chance nodes
             info = _pyspiel.GameInfo(
                 num_distinct_actions=90,
@@ -473,11 +490,7 @@ if _pyspiel is not None:
 
         def __init__(self, game: DavidGoliathGame, handle: Optional[_Handle] = None) -> None:
             super().__init__(game)
-            if handle is None:
-                err = _scratch()["err"]
-                h = _capi.check(game._lib.dg_state_new(*game._params, err, _capi.ERRCAP), err)
-                handle = _Handle(game._lib, h, game._params)
-            self._s = handle
+            self._s = handle or _Handle.initial(game._lib, game._params, game._deck)
             self._tr = game._terminal_rewards
 
         def current_player(self) -> int:
