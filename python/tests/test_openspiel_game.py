@@ -206,3 +206,21 @@ def test_rollout_evaluator_plays_to_the_end_and_leaves_the_state_alone() -> None
     assert (str(s), s.history()) == before
     prior = ev.prior(s)
     assert abs(sum(p for _, p in prior) - 1) < 1e-9 and [a for a, _ in prior] == s.legal_actions()
+
+
+def test_openspiels_vector_env_steps_the_game() -> None:
+    from open_spiel.python import rl_agent, rl_environment, vector_env
+
+    game = load(3)
+    envs = vector_env.SyncVectorEnv([rl_environment.Environment(game, seed=i) for i in range(3)])
+    ts = envs.reset()
+    rng = random.Random(0)
+    ended = 0
+    for _ in range(200):  # past the end of every game (3 x 15 decisions)
+        outs = []
+        for t in ts:
+            p = t.observations["current_player"]
+            outs.append(rl_agent.StepOutput(action=rng.choice(t.observations["legal_actions"][p]), probs=None))
+        ts, rewards, done, _ = envs.step(outs, reset_if_done=True)
+        ended += sum(done)
+    assert ended >= 3
