@@ -249,7 +249,7 @@ func (e *vecEnv) write(arena []byte) {
 		pc := &e.pieces[i]
 		src := pc.src()
 		if !pc.f32 {
-			copy(arena[pc.Offset:], src)
+			parallelCopy(arena[pc.Offset:pc.Offset+len(src)], src)
 			continue
 		}
 		widen(unsafe.Slice((*float32)(unsafe.Pointer(&arena[pc.Offset])), len(src)), src)
@@ -343,6 +343,29 @@ func (e *vecEnv) close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.v.Close()
+}
+
+// copyChunk is how many bytes one goroutine copies at least.
+const copyChunk = 1 << 18
+
+// parallelCopy copies src into dst (same length), split over the cores when
+// it is large (the observations of a big batch are megabytes).
+func parallelCopy(dst, src []byte) {
+	w := min(runtime.GOMAXPROCS(0), len(src)/copyChunk)
+	if w <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := k*len(src)/w, (k+1)*len(src)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 // widenChunk is how many elements one goroutine converts at least.

@@ -17,3 +17,19 @@ func TestWidenConvertsEveryByteAtAnySize(t *testing.T) {
 		}
 	}
 }
+
+func TestParallelCopyCopiesEveryByteAtAnySize(t *testing.T) {
+	for _, n := range []int{0, 1, copyChunk - 1, 5*copyChunk + 3} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i * 13)
+		}
+		dst := make([]byte, n)
+		parallelCopy(dst, src)
+		for i := range src {
+			if dst[i] != src[i] {
+				t.Fatalf("n=%d: dst[%d] = %d, want %d", n, i, dst[i], src[i])
+			}
+		}
+	}
+}
