@@ -9,7 +9,9 @@ PKGS    := ./...
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/libdgenv$$')
+	$(GO) build -buildmode=c-shared -o $(BIN)/libdgenv.so ./cmd/libdgenv
+	rm -f $(BIN)/libdgenv.h
 
 # The main job: build and start the batch server on loopback, serving the
 # trained policies in policies/ as opponents "policy:<name>".

@@ -20,6 +20,19 @@ The OpenSpiel baseline plays oh_hell (4 players) through pyspiel the way a
 user would: chance nodes sampled, and at each decision the acting player's
 information_state_tensor and legal_actions read, then a random legal action
 applied. One env-step = one player decision (bids and cards).
+
+In process (the engine loaded into Python as bin/libdgenv.so, no server):
+
+    python benchmarks/bench_client.py --inproc --sizes 1,4096     # dgenv.local() batches, and dgbench -mode inproc
+    python benchmarks/bench_client.py --single                    # one game at a time, in process
+    python benchmarks/bench_client.py --single --ismcts 1000      # ... and one ISMCTS move of 1,000 simulations
+
+--inproc runs the batch points through dgenv.local() instead of a server.
+--single measures one game at a time in process: LocalBatchEnv at N = 1 (the
+float32 observation, as the adapters return it), the PettingZoo AEC adapter
+(turns/s, observation read every turn), and the pyspiel game
+python_david_goliath played like oh_hell (with and without reading the
+information-state tensor), next to oh_hell itself in the same run.
 """
 
 from __future__ import annotations
@@ -87,10 +100,14 @@ def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed:
             b = env.step(pick(b.mask))
         steps = 0
         games = 0
+        in_step = 0.0  # wall time inside env.step (the transport and the engine, not the picking)
         s0, c0 = _proc_cpu(SERVER_PID), time.process_time()
         t0 = time.perf_counter()
         while True:
-            b = env.step(pick(b.mask))
+            a = pick(b.mask)
+            t1 = time.perf_counter()
+            b = env.step(a)
+            in_step += time.perf_counter() - t1
             steps += 1
             games += int(b.done.sum())
             dt = time.perf_counter() - t0
@@ -99,6 +116,7 @@ def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed:
         scpu, ccpu = _proc_cpu(SERVER_PID) - s0, time.process_time() - c0
         return {"mode": "sync", "num_envs": n, "requests": steps, "seconds": dt,
                 "req_per_s": steps / dt, "env_steps_per_s": steps * n / dt, "games": games,
+                "env_steps_per_s_in_step": steps * n / in_step,
                 "server_cpu_us_per_env_step": 1e6 * scpu / (steps * n) if SERVER_PID else None,
                 "client_cpu_us_per_env_step": 1e6 * ccpu / (steps * n)}
     finally:
@@ -160,6 +178,127 @@ def bench_openspiel(seconds: float, seed: int) -> Optional[dict]:
             "games": games, "obs_size": game.information_state_tensor_shape()[0]}
 
 
+def _spiel_loop(game, seconds: float, seed: int, tensor: bool) -> tuple[float, int]:
+    """Random play of a pyspiel game: decisions/s (chance sampled, the actor's infostate tensor read if ``tensor``)."""
+    rng = random.Random(seed)
+    state = game.new_initial_state()
+    steps = games = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            if state.is_terminal():
+                games += 1
+                state = game.new_initial_state()
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(outcomes, probs)[0])
+                continue
+            p = state.current_player()
+            if tensor:
+                state.information_state_tensor(p)
+            state.apply_action(rng.choice(state.legal_actions(p)))
+            steps += 1
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            return steps / dt, games
+
+
+def bench_single(players: int, seconds: float, seed: int) -> list[dict]:
+    """One game at a time in process: N = 1 steps, the PettingZoo AEC adapter, the pyspiel game vs oh_hell."""
+    out: list[dict] = []
+    # One game at a time, a random legal action picked as in the OpenSpiel
+    # loop (Python's random over the legal list, here from the mask).
+    rng = random.Random(seed)
+    env = dgenv.local().make(players=players, num_envs=1, seed=seed)  # float32 obs, as the adapters return it
+    act = np.zeros(1, np.int16)
+    b = env.reset()
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            act[0] = rng.choice(np.flatnonzero(b.mask[0]).tolist())
+            b = env.step(act)
+        steps += 1000
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    env.close()
+    out.append({"mode": "inproc N=1 (float32 obs)", "num_envs": 1, "env_steps_per_s": steps / dt})
+    try:
+        from dgenv import pettingzoo as dg_pz
+    except ImportError:
+        dg_pz = None
+    if dg_pz is not None:
+        aec = dg_pz.raw_env("inproc", players=players)
+        aec.reset(seed=seed)
+        turns = 0
+        t0 = time.perf_counter()
+        while True:
+            for _ in range(1000):
+                obs, _r, term, trunc, _i = aec.last()
+                if term or trunc:
+                    aec.reset()
+                    continue
+                aec.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+                turns += 1
+            dt = time.perf_counter() - t0
+            if dt >= seconds:
+                break
+        aec.close()
+        out.append({"mode": "pettingzoo AEC inproc (turns/s)", "num_envs": 1, "env_steps_per_s": turns / dt})
+    try:
+        import pyspiel
+
+        from dgenv import openspiel as _registers_the_game  # noqa: F401
+    except ImportError:
+        print("open_spiel is not installed: skipping the pyspiel game", file=sys.stderr)
+        return out
+    dg = pyspiel.load_game(f"python_david_goliath(players={players})")
+    oh = pyspiel.load_game("oh_hell", {"players": 4})
+    for tensor in (True, False):
+        what = "with infostate tensor" if tensor else "no tensor"
+        for name, game in (("openspiel oh_hell", oh), ("pyspiel python_david_goliath", dg)):
+            rate, games = _spiel_loop(game, seconds, seed, tensor)
+            out.append({"mode": f"{name} ({what})", "num_envs": 1, "env_steps_per_s": rate, "games": games,
+                        "infostate_size": game.information_state_tensor_shape()[0]})
+    return out
+
+
+def bench_ismcts(players: int, sims: int, seed: int) -> list[dict]:
+    """Seconds per move of OpenSpiel's Python ISMCTSBot with ``sims`` simulations on the pyspiel game.
+
+    With dgenv.openspiel.RolloutEvaluator (random rollouts played by the engine
+    in one call; median of 3 moves) and with OpenSpiel's RandomRolloutEvaluator
+    (rollouts through pyspiel from Python; one move). The moves are taken in the
+    first deal of a 4-deal game, after 8 tricks' worth of cards.
+    """
+    try:
+        import pyspiel
+        from open_spiel.python.algorithms import ismcts, mcts
+
+        from dgenv import openspiel as dg_os
+    except ImportError:
+        return []
+    game = pyspiel.load_game(f"python_david_goliath(players={players})")
+    rs = np.random.RandomState(seed)
+    out = []
+    for name, ev, moves in (("dgenv.openspiel.RolloutEvaluator", dg_os.RolloutEvaluator(1, rs), 3),
+                            ("open_spiel RandomRolloutEvaluator", mcts.RandomRolloutEvaluator(1, rs), 1)):
+        bot = ismcts.ISMCTSBot(game, ev, uct_c=2.0, max_simulations=sims, random_state=rs)
+        times = []
+        for _ in range(moves):
+            s = game.new_initial_state()
+            while s.is_chance_node() or len(s.history()) < 15 * players + 8 * players:
+                legal = s.legal_actions()
+                s.apply_action(legal[rs.randint(len(legal))])
+            t0 = time.perf_counter()
+            bot.step(s)
+            times.append(time.perf_counter() - t0)
+        out.append({"mode": f"ISMCTS one move, {sims} simulations, {name}", "num_envs": 1,
+                    "seconds_per_move": float(np.median(times)), "moves": moves})
+    return out
+
+
 def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
     """The Go engine's own rate (cmd/dgbench, in-process random play): the ceiling for the client."""
     import shutil
@@ -174,12 +313,45 @@ def bench_engine(n: int, players: int, seconds: float) -> Optional[dict]:
     exe = exe or shutil.which("dgbench")
     if exe is None:
         return None
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([exe, "-players", str(players), "-envs", str(n), "-seconds", str(seconds)],
                          capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     fields = dict(f.split("=", 1) for f in out.split() if "=" in f)
     if "steps_per_sec" not in fields:
         return None
-    return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": float(fields["steps_per_sec"])}
+    rate = float(fields["steps_per_sec"])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    steps = rate * float(fields.get("seconds", seconds))
+    return {"mode": "go engine in-process (dgbench)", "num_envs": n, "env_steps_per_s": rate,
+            "cpu_us_per_env_step": 1e6 * cpu / steps if steps else None}
+
+
+def bench_ratio(n: int, players: int, seconds: float, seed: int, rounds: int) -> Optional[dict]:
+    """dgenv.local() at N against dgbench -mode inproc, alternated ``rounds`` times.
+
+    A busy machine's load shifts between runs, so pairs taken back to back are
+    compared and their median reported, by wall-clock rate and by CPU time per
+    env-step (all threads of each process: what the work costs, whoever else
+    runs on the machine).
+    """
+    client = dgenv.local()
+    pairs = []
+    for _ in range(rounds):
+        mine = bench_sync(client, n, players, seconds, seed)
+        eng = bench_engine(n, players, seconds)
+        if eng is None:
+            return None
+        pairs.append((mine["env_steps_per_s"], eng["env_steps_per_s"],
+                      mine["client_cpu_us_per_env_step"], eng["cpu_us_per_env_step"], mine["env_steps_per_s_in_step"]))
+    rates = sorted(p[0] / p[1] for p in pairs)
+    cpus = sorted(p[3] / p[2] for p in pairs)
+    steps_only = sorted(p[4] / p[1] for p in pairs)
+    return {"mode": f"inproc / dgbench at N={n}, {rounds} alternating rounds", "num_envs": n,
+            "pairs": pairs, "median_ratio": rates[len(rates) // 2], "median_cpu_ratio": cpus[len(cpus) // 2],
+            "median_step_only_ratio": steps_only[len(steps_only) // 2]}
 
 
 def main() -> None:
@@ -199,13 +371,24 @@ def main() -> None:
                     help="also run N as dgenv.AsyncBatchEnv's two overlapping batches of N/2 (EnvPool-style recv/send)")
     ap.add_argument("--no-openspiel", action="store_true")
     ap.add_argument("--no-engine", action="store_true", help="skip the in-process Go engine reference (bin/dgbench)")
+    ap.add_argument("--inproc", action="store_true",
+                    help="run the batch points in this process (dgenv.local(), bin/libdgenv.so) instead of over HTTP")
+    ap.add_argument("--single", action="store_true",
+                    help="measure one game at a time in process: N=1, PettingZoo AEC, the pyspiel game vs oh_hell")
+    ap.add_argument("--ismcts", type=int, default=0, metavar="SIMS",
+                    help="also time one move of OpenSpiel's ISMCTSBot with SIMS simulations on the pyspiel game")
+    ap.add_argument("--vs-engine", type=int, default=0, metavar="ROUNDS",
+                    help="compare dgenv.local() at the largest N with dgbench -mode inproc, alternating ROUNDS times")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
-    sizes = [int(x) for x in args.sizes.split(",") if x]
+    sizes = [int(x) for x in args.sizes.split(",") if x and x != "0"]
 
     global SERVER_PID
     srv = None
-    client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve(transport=args.transport))
+    if args.inproc:
+        client = dgenv.local()
+    else:
+        client = dgenv.connect(args.url) if args.url else (srv := dgenv.serve(transport=args.transport))
     SERVER_PID = srv.pid if srv is not None else None
     results = []
     try:
@@ -218,7 +401,8 @@ def main() -> None:
             if r["server_cpu_us_per_env_step"] is not None:
                 cpu = (f"  cpu per env-step: server {r['server_cpu_us_per_env_step']:.2f} us,"
                        f" client {r['client_cpu_us_per_env_step']:.2f} us")
-            print(f"client  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
+            where = "inproc" if args.inproc else "client"
+            print(f"{where}  N={n:5d}  {r['env_steps_per_s']:>12,.0f} env-steps/s  ({r['req_per_s']:,.0f} steps/s){cpu}",
                   flush=True)
             if args.pipelined and n >= 64:
                 r = bench_pipelined(client, n, args.players, args.seconds, args.seed,
@@ -231,7 +415,26 @@ def main() -> None:
             srv.stop()
         else:
             client.close()
-    eng = None if args.no_engine else bench_engine(max(sizes), args.players, args.seconds)
+    if args.vs_engine and sizes:
+        r = bench_ratio(max(sizes), args.players, args.seconds, args.seed, args.vs_engine)
+        if r:
+            results.append(r)
+            for m, e, mc, ec, ms in r["pairs"]:
+                print(f"inproc N={max(sizes)} {m:>12,.0f}/s {mc:.3f} us cpu (in step() {ms:>12,.0f}/s)"
+                      f"  dgbench {e:>12,.0f}/s {ec:.3f} us cpu  ratio {m / e:.2f} (cpu {ec / mc:.2f},"
+                      f" step() alone {ms / e:.2f})", flush=True)
+            print(f"median over {args.vs_engine} rounds, inproc / dgbench: {r['median_ratio']:.2f} by rate, "
+                  f"{r['median_cpu_ratio']:.2f} by CPU time per env-step, "
+                  f"{r['median_step_only_ratio']:.2f} counting only the time inside env.step()", flush=True)
+    if args.single:
+        for r in bench_single(args.players, args.seconds, args.seed):
+            results.append(r)
+            print(f"single game  {r['mode']:<55s} {r['env_steps_per_s']:>12,.0f} /s", flush=True)
+    if args.ismcts:
+        for r in bench_ismcts(args.players, args.ismcts, args.seed):
+            results.append(r)
+            print(f"{r['mode']}: {r['seconds_per_move']:.2f} s per move (median of {r['moves']})", flush=True)
+    eng = None if args.no_engine or not sizes else bench_engine(max(sizes), args.players, args.seconds)
     if eng:
         results.append(eng)
         print(f"go engine in-process N={max(sizes)} (bin/dgbench, no HTTP, no Python)  {eng['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
@@ -239,9 +442,14 @@ def main() -> None:
     if os_r:
         results.append(os_r)
         print(f"openspiel oh_hell (pyspiel, 1 game)  {os_r['env_steps_per_s']:>12,.0f} env-steps/s", flush=True)
-        best = max(r["env_steps_per_s"] for r in results
-                   if r.get("num_envs") == max(sizes) and r["mode"] in ("sync", "pipelined"))
-        print(f"client at N={max(sizes)} / openspiel: {best / os_r['env_steps_per_s']:.0f}x")
+        batch = [r["env_steps_per_s"] for r in results
+                 if sizes and r.get("num_envs") == max(sizes) and r["mode"] in ("sync", "pipelined")]
+        if batch:
+            print(f"client at N={max(sizes)} / openspiel: {max(batch) / os_r['env_steps_per_s']:.0f}x")
+    if eng and args.inproc:
+        top = [r["env_steps_per_s"] for r in results if r.get("num_envs") == max(sizes) and r["mode"] == "sync"]
+        if top:
+            print(f"inproc from Python at N={max(sizes)} / dgbench -mode inproc: {top[0] / eng['env_steps_per_s']:.2f}")
     meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
             "machine": platform.machine(), "load_avg": os.getloadavg()}
     print("machine:", json.dumps(meta))

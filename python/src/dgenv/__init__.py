@@ -36,6 +36,7 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from .inproc import LocalBatchEnv, LocalClient, local
 from .pool import AsyncBatchEnv
 from .server import LocalServer, find_server, serve
 
@@ -44,6 +45,9 @@ __version__ = "0.1.0"
 __all__ = [
     "connect",
     "serve",
+    "local",
+    "LocalClient",
+    "LocalBatchEnv",
     "Client",
     "LocalServer",
     "BatchEnv",

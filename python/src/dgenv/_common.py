@@ -37,13 +37,19 @@ def default_server() -> Client:
 
 
 def resolve_client(client: ClientLike) -> Client:
-    """A :class:`Client` from a client, a URL, or None (:func:`default_server`)."""
+    """A :class:`Client` from a client, a URL, ``"inproc"`` (:func:`dgenv.local`), or None (:func:`default_server`)."""
     if isinstance(client, Client):
         return client
     if isinstance(client, str):
+        if client == "inproc":
+            from .inproc import local
+
+            return local()  # type: ignore[return-value]
         return connect(client)
     if client is None:
         return default_server()
+    if callable(getattr(client, "make", None)):  # dgenv.local()'s LocalClient
+        return client
     raise TypeError(f"client: want a dgenv.Client, a URL or None, got {type(client).__name__}")
 
 

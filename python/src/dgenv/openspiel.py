@@ -1,4 +1,30 @@
-"""An OpenSpiel-style ``rl_environment`` on the server (no open_spiel needed).
+"""OpenSpiel: a registered pyspiel game, and an ``rl_environment``-style env.
+
+**The pyspiel game.** With open_spiel installed, importing this module
+registers ``python_david_goliath`` (parameters ``players`` 3..6, ``deals``
+(0: as many as players) and ``first_dealer``), played by the Go engine in
+this process (:mod:`dgenv._capi`), so OpenSpiel's own algorithms run on it::
+
+    import pyspiel
+    import dgenv.openspiel                      # registers the game
+    game = pyspiel.load_game("python_david_goliath(players=4)")
+    state = game.new_initial_state()            # a chance node: the deal
+
+Chance nodes deal every deal card by card (card j to the seat j+1 places left
+of the dealer; each undealt card equally likely); the players' actions are
+card ids 0..89 as everywhere in dgenv. Observations and information states
+exist for every player at every node and show only what that player knows:
+``observation_tensor`` is the batch API's observation (same sections, as
+float32); ``information_state_tensor`` adds the deal's play sequence (for
+each card, the trick it was played in and by whom), and
+``information_state_string`` the whole history the player saw. States clone,
+serialize (``game.deserialize_state``), and ``resample_from_infostate`` deals
+the cards a player has not seen anew, consistently with everything it saw
+(for ISMCTS). Rewards are each deal's points when it ends; returns are the
+totals so far. With ``terminal_rewards=True`` (OpenSpiel's MCTSBot wants
+terminal rewards) both are 0 until the game ends, and then the totals.
+
+**The rl_environment-style env** (no open_spiel needed) is below.
 
 :class:`Environment` mirrors ``open_spiel.python.rl_environment.Environment``
 for one game with every seat played by the caller: ``reset()`` and
@@ -32,7 +58,9 @@ import numpy as np
 from ._common import ClientLike, resolve_client
 from .client import Batch, BatchEnv
 
-__all__ = ["StepType", "TimeStep", "Environment"]
+__all__ = ["StepType", "TimeStep", "Environment", "GAME_NAME"]
+
+GAME_NAME = "python_david_goliath"
 
 
 class StepType(enum.Enum):
@@ -206,3 +234,450 @@ class Environment:
     def close(self) -> None:
         """End the server session."""
         self.env.close()
+
+
+# -- the pyspiel game ---------------------------------------------------------
+
+try:  # the game exists only where open_spiel is installed
+    import pyspiel as _pyspiel
+except ImportError:  # pragma: no cover - depends on the environment
+    _pyspiel = None
+
+if _pyspiel is not None:
+    import base64 as _base64
+    import ctypes as _ctypes
+    import pickle as _pickle
+    import threading as _threading
+
+    from open_spiel.python.algorithms import mcts as _mcts
+    from itertools import repeat as _repeat
+
+    from . import _capi
+
+    _COLOURS = ("red", "yellow", "green", "blue", "purple")
+    # Names of the 90 card ids (env.CardString's "green 12").
+    _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
+    _STATUS_LEN = 3 + 90
+    _tls = _threading.local()
+
+    def _scratch() -> Any:
+        """Per-thread buffers (the GIL is released during each call)."""
+        s = getattr(_tls, "s", None)
+        if s is None:
+            s = _tls.s = {
+                "status": (_ctypes.c_int32 * _STATUS_LEN)(),
+                "err": _ctypes.create_string_buffer(_capi.ERRCAP),
+                "f64": (_ctypes.c_double * 8)(),
+                "str": _ctypes.create_string_buffer(1 << 16),
+                "tensor": [None, None],
+            }
+        return s
+
+    class _Handle:
+        """A Go state handle with the status cached after each change.
+
+        It is the only engine entry of a state's ``__dict__``, so pyspiel's
+        Clone (deepcopy of ``__dict__``) clones it in Go and pyspiel's
+        Serialize (pickle of ``__dict__``) writes the engine's serialization.
+
+        Chance outcomes (the deal) are kept here until the deal is complete
+        or the engine is asked something (:meth:`sync`), then sent in one
+        call: a deal is 15 x players chance nodes, and one call instead of
+        one per card is most of the speed of a random simulation.
+        """
+
+        __slots__ = ("lib", "h", "params", "cur", "term", "legal", "pending")
+
+        def __init__(self, lib: Any, h: int, params: tuple[int, int, int]) -> None:
+            self.lib, self.h, self.params = lib, h, params
+            self.pending: list[int] = []
+            st = _scratch()
+            self.lib.dg_state_status(self.h, st["status"])
+            self._take(st["status"])
+
+        def _take(self, buf: Any) -> None:
+            self.cur, self.term = buf[0], buf[1] == 1
+            self.legal = tuple(buf[3 : 3 + buf[2]])
+
+        def apply(self, action: int) -> None:
+            if self.cur == -1:  # a chance node: the engine reported the undealt cards
+                legal = self.legal
+                try:
+                    i = legal.index(action)
+                except ValueError:
+                    raise _pyspiel.SpielError(f"illegal chance outcome {action}: not an undealt card of this deal") from None
+                self.pending.append(action)
+                if len(legal) > 1:
+                    self.legal = legal[:i] + legal[i + 1 :]
+                    return
+                self.sync()  # the deal is complete: the engine takes over
+                return
+            st = _scratch()
+            buf = st["status"]
+            if self.lib.dg_state_apply(self.h, action, buf, st["err"], _capi.ERRCAP) < 0:
+                _capi.raise_error(st["err"])
+            self._take(buf)
+
+        @classmethod
+        def initial(cls, lib: Any, params: tuple[int, int, int], deck: tuple[int, ...]) -> "_Handle":
+            """A game's first node, made in the engine only when first needed.
+
+            pyspiel's Clone starts from a new initial state and then replaces
+            its attributes: a lazy one costs nothing there.
+            """
+            c = cls.__new__(cls)
+            c.lib, c.h, c.params, c.cur, c.term, c.legal, c.pending = lib, 0, params, -1, False, deck, []
+            return c
+
+        def sync(self) -> int:
+            """Send the pending chance outcomes to the engine; returns the handle."""
+            if self.h == 0:
+                st = _scratch()
+                self.h = _capi.check(self.lib.dg_state_new(*self.params, st["err"], _capi.ERRCAP), st["err"])
+            if self.pending:
+                st = _scratch()
+                n = len(self.pending)
+                arr = (_ctypes.c_int32 * n)(*self.pending)
+                self.pending = []
+                buf = st["status"]
+                if self.lib.dg_state_apply_many(self.h, arr, n, buf, st["err"], _capi.ERRCAP) < 0:
+                    _capi.raise_error(st["err"])
+                self._take(buf)
+            return self.h
+
+        def __deepcopy__(self, memo: Any) -> "_Handle":
+            c = _Handle.__new__(_Handle)
+            c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal
+            c.pending = self.pending[:]
+            c.h = self.lib.dg_state_clone(self.h) if self.h else 0
+            return c
+
+        def text(self) -> str:
+            return _go_string(self.lib.dg_state_serialize, self.sync())
+
+        def __reduce__(self) -> Any:
+            return (_handle_from_text, (self.params, self.text()))
+
+        def __del__(self) -> None:
+            try:
+                if self.h:
+                    self.lib.dg_free(self.h)
+            except Exception:
+                pass
+
+    def _handle_from_text(params: tuple[int, int, int], text: str) -> _Handle:
+        lib = _capi.lib()
+        raw = text.encode()
+        err = _scratch()["err"]
+        h = _capi.check(lib.dg_state_deserialize(*params, raw, len(raw), err, _capi.ERRCAP), err)
+        return _Handle(lib, h, params)
+
+    def _go_string(f: Any, *args: Any) -> str:
+        st = _scratch()
+        buf = st["str"]
+        n = f(*args, buf, len(buf))
+        if n < 0:
+            raise ValueError("libdgenv: bad state handle or player")
+        if n > len(buf):
+            buf = st["str"] = _ctypes.create_string_buffer(2 * n)
+            n = f(*args, buf, len(buf))
+        return buf.raw[:n].decode()
+
+    def _game_type(terminal: bool = False) -> Any:
+        return _pyspiel.GameType(
+            short_name=GAME_NAME,
+            long_name="David & Goliath (dgenv's Go engine)",
+            dynamics=_pyspiel.GameType.Dynamics.SEQUENTIAL,
+            chance_mode=_pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+            information=_pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+            utility=_pyspiel.GameType.Utility.GENERAL_SUM,
+            reward_model=_pyspiel.GameType.RewardModel.TERMINAL if terminal else _pyspiel.GameType.RewardModel.REWARDS,
+            max_num_players=6,
+            min_num_players=3,
+            provides_information_state_string=True,
+            provides_information_state_tensor=True,
+            provides_observation_string=True,
+            provides_observation_tensor=True,
+            provides_factored_observation_string=False,
+            parameter_specification={"players": 4, "deals": 0, "first_dealer": 0, "terminal_rewards": False},
+        )
+
+    _GAME_TYPE = _game_type()
+    # With terminal_rewards=True (what OpenSpiel's MCTSBot requires) every
+    # reward comes at the end: returns are 0 until then, then the totals.
+    _GAME_TYPE_TERMINAL = _game_type(terminal=True)
+
+    class DavidGoliathGame(_pyspiel.Game):
+        """The pyspiel game ``python_david_goliath`` (see the module doc)."""
+
+        def __init__(self, params: Optional[dict[str, Any]] = None) -> None:
+            params = dict(params or {})
+            players = int(params.get("players", 4))
+            deals = int(params.get("deals", 0)) or players
+            first = int(params.get("first_dealer", 0))
+            self._terminal_rewards = bool(params.get("terminal_rewards", False))
+            if not 3 <= players <= 6:
+                raise ValueError(f"players = {players}: must be 3..6")
+            if not 1 <= deals <= 90:
+                raise ValueError(f"deals = {deals}: must be 1..90 (0 means as many as players)")
+            if not 0 <= first < players:
+                raise ValueError(f"first_dealer = {first}: must be 0..{players - 1}")
+            self._lib = _capi.lib()
+            sizes = (_ctypes.c_int64 * 4)()
+            if self._lib.dg_state_sizes(players, deals, sizes) < 0:
+                raise ValueError(f"players = {players}, deals = {deals}: not a valid game")
+            self._params = (players, deals, first)
+            self._sizes = (int(sizes[0]), int(sizes[1]))
+            first_node = _Handle(self._lib, _capi.check(self._lib.dg_state_new(*self._params, _scratch()["err"], _capi.ERRCAP), _scratch()["err"]), self._params)
+            self._deck = first_node.legal  # the chance outcomes of the first node: the deck
+            self._length = deals * 15 * players  # decisions; as many chance nodes
+            info = _pyspiel.GameInfo(
+                num_distinct_actions=90,
+                max_chance_outcomes=90,
+                num_players=players,
+                min_utility=0.0,
+                max_utility=float(sizes[3]),
+                utility_sum=None,
+                max_game_length=self._length,
+            )
+            super().__init__(
+                _GAME_TYPE_TERMINAL if self._terminal_rewards else _GAME_TYPE,
+                info,
+                {"players": players, "deals": int(params.get("deals", 0)), "first_dealer": first,
+                 "terminal_rewards": self._terminal_rewards},
+            )
+
+        def new_initial_state(self, *args: Any) -> "DavidGoliathState":
+            """The start of a game: a chance node dealing the first card."""
+            if args:
+                raise ValueError("python_david_goliath: new_initial_state takes no string or json")
+            return DavidGoliathState(self)
+
+        def max_chance_nodes_in_history(self) -> int:
+            """Every card of every deal is dealt by a chance node."""
+            return self._length
+
+        def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
+            """The observer of OpenSpiel's observation API (perfect recall: the information state)."""
+            if params:
+                raise ValueError(f"observation parameters are not supported; got {params}")
+            if iig_obs_type is None:
+                iig_obs_type = _pyspiel.IIGObservationType(perfect_recall=False)
+            if not iig_obs_type.public_info or iig_obs_type.private_info != _pyspiel.PrivateInfoType.SINGLE_PLAYER:
+                raise ValueError("python_david_goliath observes for one player (public + own private information) only")
+            return _Observer(self, 1 if iig_obs_type.perfect_recall else 0)
+
+    class _Observer:
+        """OpenSpiel's PyObserver: ``tensor`` (float32), ``dict`` and ``string_from``."""
+
+        def __init__(self, game: DavidGoliathGame, kind: int) -> None:
+            self.kind = kind
+            self.size = game._sizes[kind]
+            self.tensor = np.zeros(self.size, np.float32)
+            self.dict = {"info_state" if kind else "observation": self.tensor}
+            self._ptr = self.tensor.ctypes.data
+            self._lib = game._lib
+
+        def set_from(self, state: "DavidGoliathState", player: int) -> None:
+            if self._lib.dg_state_tensor(state._s.sync(), player, self.kind, self._ptr, self.size) < 0:
+                raise ValueError(f"player {player}: not a seat of this game")
+
+        def string_from(self, state: "DavidGoliathState", player: int) -> str:
+            return _go_string(self._lib.dg_state_string, state._s.sync(), player, self.kind)
+
+    class DavidGoliathState(_pyspiel.State):
+        """A state of ``python_david_goliath``: a handle on the Go engine's state."""
+
+        def __init__(self, game: DavidGoliathGame, handle: Optional[_Handle] = None) -> None:
+            super().__init__(game)
+            self._s = handle or _Handle.initial(game._lib, game._params, game._deck)
+            self._tr = game._terminal_rewards
+
+        def current_player(self) -> int:
+            """The seat to act; -1 at chance nodes, -4 once the game is over."""
+            return self._s.cur
+
+        def _legal_actions(self, player: int) -> Any:
+            return self._s.legal
+
+        # The methods below answer Python callers without the round trip
+        # through pyspiel's C++ State (C++ callers get the same answers
+        # through the methods above and the observers).
+        def legal_actions(self, player: Optional[int] = None) -> list[int]:
+            """The legal actions of ``player`` (default: the one to act; chance outcomes at a chance node)."""
+            s = self._s
+            if player is None or player == s.cur:
+                return list(s.legal)
+            if player < 0 and s.cur >= 0:
+                raise _pyspiel.SpielError(f"Called LegalActions for pseudo-player {player}")
+            return []
+
+        def is_chance_node(self) -> bool:
+            return self._s.cur == -1
+
+        def is_player_node(self) -> bool:
+            return self._s.cur >= 0
+
+        def information_state_tensor(self, player: Optional[int] = None) -> list[float]:
+            """What ``player`` (default: the one to act) knows: the observation and this deal's plays."""
+            return self._tensor(player, 1)
+
+        def observation_tensor(self, player: Optional[int] = None) -> list[float]:
+            """``player``'s observation (default: the one to act): the batch API's, as floats."""
+            return self._tensor(player, 0)
+
+        def _tensor(self, player: Optional[int], kind: int) -> list[float]:
+            s = self._s
+            p = s.cur if player is None else player
+            buf = _scratch()["tensor"][kind]
+            if buf is None:
+                size = self.get_game()._sizes[kind]
+                buf = _scratch()["tensor"][kind] = np.empty(size, np.float32)
+            n = s.lib.dg_state_tensor(s.sync(), p, kind, buf.ctypes.data, buf.size)
+            if n < 0:
+                if buf.size < self.get_game()._sizes[kind]:  # another game's size: grow
+                    _scratch()["tensor"][kind] = None
+                    return self._tensor(player, kind)
+                raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
+            return buf[:n].tolist()
+
+        def information_state_string(self, player: Optional[int] = None) -> str:
+            """Everything ``player`` (default: the one to act) has seen: its cards as dealt and every play."""
+            return self._string(player, 1)
+
+        def observation_string(self, player: Optional[int] = None) -> str:
+            """What ``player`` (default: the one to act) sees now, in words."""
+            return self._string(player, 0)
+
+        def _string(self, player: Optional[int], kind: int) -> str:
+            s = self._s
+            p = s.cur if player is None else player
+            if not 0 <= p < s.params[0]:
+                raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
+            return _go_string(s.lib.dg_state_string, s.sync(), p, kind)
+
+        def chance_outcomes(self) -> list[tuple[int, float]]:
+            """The cards not dealt yet, each with the same probability."""
+            legal = self._s.legal
+            if self._s.cur != -1:
+                return []
+            return list(zip(legal, _repeat(1.0 / len(legal))))
+
+        def _apply_action(self, action: int) -> None:
+            self._s.apply(action)
+
+        def _action_to_string(self, player: int, action: int) -> str:
+            name = _CARD_NAMES[action] if 0 <= action < 90 else f"action {action}"
+            return f"deal {name}" if player == -1 else name
+
+        def is_terminal(self) -> bool:
+            return self._s.term
+
+        def returns(self) -> list[float]:
+            """Each seat's points so far (the totals of the finished deals).
+
+            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            """
+            if self._s.term or not self._terminal():
+                return self._values(0)
+            return [0.0] * self.num_players()
+
+        def rewards(self) -> list[float]:
+            """The points scored since the last player's action: a deal's points when it ends, else 0.
+
+            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            """
+            if not self._terminal():
+                return self._values(1)
+            return self._values(0) if self._s.term else [0.0] * self.num_players()
+
+        def _terminal(self) -> bool:
+            return self._tr
+
+        def _values(self, which: int) -> list[float]:
+            buf = _scratch()["f64"]
+            n = self._s.lib.dg_state_returns(self._s.sync(), which, buf)
+            return buf[:n]
+
+        def __str__(self) -> str:
+            return _go_string(self._s.lib.dg_state_string, self._s.sync(), 0, 2)
+
+        def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> "DavidGoliathState":
+            """A state ``player_id`` cannot tell from this one, drawn with ``probability_sampler``.
+
+            The cards the player has not seen are dealt anew, consistently with
+            its own cards, every card played and every colour a seat has shown
+            to be out of. The new state's history is that of the resampled
+            world (its own chance outcomes for the deal in progress).
+            """
+            seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
+            lib, err = self._s.lib, _scratch()["err"]
+            h = _capi.check(lib.dg_state_resample(self._s.sync(), int(player_id), seed, err, _capi.ERRCAP), err)
+            handle = _Handle(lib, h, self._s.params)
+            n = lib.dg_state_history(h, None, 0)
+            pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
+            lib.dg_state_history(h, pairs, n)
+            # pyspiel keeps its own history: build the state through
+            # pyspiel's deserialization, which takes the history as text and
+            # the Python attributes as a pickle (here: the handle, adopted).
+            token = _adoption(handle)
+            hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
+            attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": self._tr})).decode()
+            return self.get_game().deserialize_state(f"history={hist}\nmove_number={n}\n__dict__={attrs}")
+
+    _adopting: dict[int, _Handle] = {}
+    _adopt_lock = _threading.Lock()
+    _adopt_next = [0]
+
+    class _Adopt:
+        """Pickles as a reference to a live handle of this process (taken once)."""
+
+        __slots__ = ("token",)
+
+        def __init__(self, token: int) -> None:
+            self.token = token
+
+        def __reduce__(self) -> Any:
+            return (_adopt, (self.token,))
+
+    def _adoption(handle: _Handle) -> _Adopt:
+        with _adopt_lock:
+            _adopt_next[0] += 1
+            _adopting[_adopt_next[0]] = handle
+            return _Adopt(_adopt_next[0])
+
+    def _adopt(token: int) -> _Handle:
+        with _adopt_lock:
+            return _adopting.pop(token)
+
+    class RolloutEvaluator(_mcts.Evaluator):
+        """OpenSpiel's ``RandomRolloutEvaluator``, with the rollouts played by the engine in one call.
+
+        For ``MCTSBot`` and ``ISMCTSBot`` on ``python_david_goliath``: each
+        evaluation plays ``n_rollouts`` uniformly random games to the end
+        (chance outcomes included) and returns the mean returns; the prior
+        is uniform over the legal actions (the chance probabilities at
+        chance nodes).
+        """
+
+        def __init__(self, n_rollouts: int = 1, random_state: Optional[np.random.RandomState] = None) -> None:
+            self.n_rollouts = int(n_rollouts)
+            self._rs = random_state or np.random.RandomState()
+
+        def evaluate(self, state: Any) -> np.ndarray:
+            s = state._s
+            out = np.empty(s.params[0], np.float64)
+            seed = int(self._rs.randint(0, 2**62))
+            if s.lib.dg_state_rollout(s.sync(), self.n_rollouts, seed, out.ctypes.data) < 0:
+                raise ValueError("rollout: bad state")
+            return out
+
+        def prior(self, state: Any) -> list[tuple[int, float]]:
+            if state.is_chance_node():
+                return state.chance_outcomes()
+            legal = state.legal_actions(state.current_player())
+            return [(a, 1.0 / len(legal)) for a in legal]
+
+    if GAME_NAME not in _pyspiel.registered_names():
+        _pyspiel.register_game(_GAME_TYPE, DavidGoliathGame)
+    __all__ += ["DavidGoliathGame", "DavidGoliathState", "RolloutEvaluator"]

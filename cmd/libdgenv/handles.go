@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
+)
+
+// Objects live in Go and C holds only their handles (positive integers):
+// the cgo rules forbid C keeping Go pointers, and a handle is checked, so
+// a stale or made-up one is an error instead of a crash.
+var handles = struct {
+	sync.Mutex
+	next int64
+	m    map[int64]any
+}{m: map[int64]any{}}
+
+func newHandle(obj any) int64 {
+	handles.Lock()
+	defer handles.Unlock()
+	handles.next++
+	handles.m[handles.next] = obj
+	return handles.next
+}
+
+func lookup[T any](h int64) (T, *apiError) {
+	handles.Lock()
+	obj, ok := handles.m[h]
+	handles.Unlock()
+	t, isT := obj.(T)
+	if !ok || !isT {
+		return t, &apiError{Code: "not_found", Message: fmt.Sprintf("handle %d: unknown (freed, or never made)", h)}
+	}
+	return t, nil
+}
+
+// freeHandle forgets h and returns what it held (nil if nothing).
+func freeHandle(h int64) any {
+	handles.Lock()
+	defer handles.Unlock()
+	obj := handles.m[h]
+	delete(handles.m, h)
+	return obj
+}
+
+func liveHandles() int {
+	handles.Lock()
+	defer handles.Unlock()
+	return len(handles.m)
+}
+
+// Policies loaded into this process: each is also the bot "policy:<name>".
+var policies = struct {
+	sync.Mutex
+	m map[string]*policy.Policy
+}{m: map[string]*policy.Policy{}}
+
+// policyInfo is one entry of the list (GET /v1/policies's fields).
+type policyInfo struct {
+	Name        string     `json:"name"`
+	Bot         string     `json:"bot"`
+	Game        env.Params `json:"game"`
+	ObsSize     int        `json:"obs_size"`
+	NumActions  int        `json:"num_actions"`
+	SHA256      string     `json:"sha256"`
+	Description string     `json:"description"`
+}
+
+// loadPolicies loads every policy of dir (as dgserver --policies does) and
+// registers them as bots.
+func loadPolicies(dir string) *apiError {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return badRequest("policies", "policies: %v", err)
+	}
+	defer root.Close()
+	ps, err := policy.LoadFS(root.FS(), nil)
+	if err != nil {
+		return badRequest("policies", "policies: %v", err)
+	}
+	policy.Register(ps)
+	policies.Lock()
+	for name, p := range ps {
+		policies.m[name] = p
+	}
+	policies.Unlock()
+	return nil
+}
+
+func policyList() []byte {
+	policies.Lock()
+	list := make([]policyInfo, 0, len(policies.m))
+	for name, p := range policies.m {
+		m := p.Meta()
+		list = append(list, policyInfo{Name: name, Bot: "policy:" + name, Game: m.Game, ObsSize: m.ObsSize,
+			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description})
+	}
+	policies.Unlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	b, _ := json.Marshal(list)
+	return b
+}
+
+// policyAct is POST /v1/policies/{name}/act in process: obs [n, D] as
+// bytes, mask [n, 90]; actions (and logits when non-nil) are written.
+func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32) *apiError {
+	policies.Lock()
+	p := policies.m[name]
+	policies.Unlock()
+	if p == nil {
+		return &apiError{Code: "not_found", Message: fmt.Sprintf("policy %q is not loaded", name)}
+	}
+	if !(temp > 0) {
+		return badRequest("temperature", "temperature %v: must be > 0", temp)
+	}
+	d := p.Meta().ObsSize
+	if len(obsU8) != n*d {
+		return badRequest("obs", "obs: %d bytes for [%d, %d]", len(obsU8), n, d)
+	}
+	for r := range n {
+		legal := false
+		for _, v := range mask[r*env.NumActions : (r+1)*env.NumActions] {
+			if v > 1 {
+				return badRequest("mask", "mask row %d: values must be 0 or 1", r)
+			}
+			legal = legal || v == 1
+		}
+		if !legal {
+			return badRequest("mask", "mask row %d has no legal action", r)
+		}
+	}
+	if logits == nil {
+		logits = make([]float32, n*env.NumActions)
+	}
+	if err := p.Logits(obsU8, n, logits); err != nil {
+		return badRequest("obs", "%v", err)
+	}
+	for r := range n {
+		rng := env.NewRNG(seed, uint64(r))
+		actions[r] = int32(policy.Choose(logits[r*env.NumActions:(r+1)*env.NumActions], mask[r*env.NumActions:(r+1)*env.NumActions], greedy, temp, &rng))
+	}
+	return nil
+}

@@ -1,0 +1,421 @@
+"""The Go engine inside this Python process: the batch API with no server.
+
+:func:`local` returns a :class:`LocalClient`, which has the interface of
+:class:`dgenv.Client` (``make``, the bot and policy lists, ``close``...), and
+its :meth:`~LocalClient.make` returns a :class:`LocalBatchEnv` with the
+interface of :class:`dgenv.BatchEnv`: the same arguments, the same
+:class:`~dgenv.Batch`, the same errors, the same bots, served policies and
+packing. Both transports step the same Go ``VecEnv``, so the same seeds and
+actions give identical batches::
+
+    import dgenv
+    client = dgenv.local()                         # loads libdgenv once per process
+    env = client.make(players=4, num_envs=4096, seed=1)
+    b = env.reset()
+    b = env.step(actions)                          # numpy in, numpy out
+
+Every adapter takes it as its client (``GymEnv(client=dgenv.local())``, or
+``client="inproc"``). The engine writes each answer into a fresh numpy buffer
+(so a :class:`~dgenv.Batch` stays valid after later steps, as over HTTP) and
+Python's GIL is released while Go works, so threads stepping different envs
+run in parallel. See :mod:`dgenv._capi` for fork, signals and threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from . import _capi
+from .client import Batch, BatchEnv, Spec
+from .errors import BadRequest, DgenvError, IllegalActionError
+
+__all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
+
+_SAFE_ACTION_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32))
+
+# Answers are carved out of blocks of about this many bytes, so small
+# batches do not pay one numpy allocation per tensor per step.
+_BLOCK_BYTES = 1 << 18
+
+
+class LocalClient:
+    """The engine in this process, with :class:`dgenv.Client`'s interface.
+
+    Args:
+        policies: a directory of trained policies (``*.onnx``, as ``dgserver
+            --policies``) to load; each becomes the opponent ``"policy:<name>"``.
+            Policies are loaded into the process's one engine, so every
+            LocalClient sees them.
+    """
+
+    url = "inproc:"
+    token = None
+    timeout = None
+
+    def __init__(self, policies: Union[str, Path, None] = None) -> None:
+        self._lib = _capi.lib()
+        self._err = ctypes.create_string_buffer(_capi.ERRCAP)
+        if policies is not None:
+            self.load_policies(policies)
+
+    def __repr__(self) -> str:
+        return f"LocalClient({str(self._lib.path)!r})"
+
+    def healthy(self) -> bool:
+        """Always True: nothing to reach."""
+        return True
+
+    def ready(self) -> bool:
+        """Always True."""
+        return True
+
+    def bots(self) -> list[str]:
+        """Names of the bots an env's ``opponent`` may be (``policy:<name>`` for loaded policies)."""
+        return _capi.call_json(self._lib.dg_bots)
+
+    def load_policies(self, directory: Union[str, Path]) -> list[dict[str, Any]]:
+        """Load every policy in ``directory`` and return :meth:`policies`.
+
+        Raises:
+            BadRequest: the directory cannot be read or a policy is invalid.
+        """
+        _capi.check(self._lib.dg_load_policies(str(directory).encode(), self._err, _capi.ERRCAP), self._err)
+        return self.policies()
+
+    def policies(self) -> list[dict[str, Any]]:
+        """The loaded policies (GET /v1/policies's entries: name, bot, game, obs_size, sha256...)."""
+        return _capi.call_json(self._lib.dg_policies)
+
+    def act(
+        self,
+        policy: str,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        *,
+        greedy: bool = True,
+        temperature: float = 1.0,
+        seed: int = 0,
+        logits: bool = False,
+    ) -> Union[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """A loaded policy's actions for observations ``[N, D]`` and masks ``[N, 90]``.
+
+        The in-process ``POST /v1/policies/{name}/act``: greedy by default, or
+        sampled from the masked softmax at ``temperature`` with ``seed``.
+        Returns the ``[N]`` int32 actions, and the ``[N, 90]`` logits too
+        when ``logits`` is True.
+        """
+        o = np.ascontiguousarray(obs)
+        if o.ndim != 2:
+            raise ValueError(f"obs shape {o.shape}: want [N, D]")
+        if o.dtype != np.uint8:
+            if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
+                raise ValueError("obs: want the engine's small non-negative integers")
+            o = o.astype(np.uint8)
+        n = o.shape[0]
+        m = np.ascontiguousarray(mask, dtype=np.uint8)
+        if m.shape != (n, 90):
+            raise ValueError(f"mask shape {m.shape}: want ({n}, 90)")
+        out = np.empty(n, dtype=np.int32)
+        lg = np.empty((n, 90), dtype=np.float32) if logits else None
+        _capi.check(
+            self._lib.dg_policy_act(
+                policy.encode(), o.ctypes.data, o.size, m.ctypes.data, n, int(bool(greedy)), float(temperature),
+                int(seed) & (2**64 - 1), out.ctypes.data, None if lg is None else lg.ctypes.data,
+                self._err, _capi.ERRCAP,
+            ),
+            self._err,
+        )
+        return (out, lg) if logits else out
+
+    def make(
+        self,
+        players: int = 4,
+        num_envs: int = 1,
+        seed: Optional[int] = None,
+        learner_seats: Optional[Sequence[int]] = None,
+        opponent: Optional[str] = None,
+        reward: str = "points",
+        *,
+        deals: Optional[int] = None,
+        first_dealer: Optional[int] = None,
+        obs_dtype: Optional[DTypeLike] = np.float32,
+        packing: Optional[str] = None,
+        workers: int = 0,
+    ) -> "LocalBatchEnv":
+        """Create ``num_envs`` games in this process: :meth:`dgenv.Client.make`'s arguments.
+
+        ``workers`` is the number of goroutines stepping the batch (0: one per core).
+
+        Raises:
+            BadRequest: a parameter is out of range (the message names it).
+        """
+        game: dict[str, Any] = {"players": int(players)}
+        if deals is not None:
+            game["deals"] = int(deals)
+        if first_dealer is not None:
+            game["first_dealer"] = int(first_dealer)
+        body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward, "workers": int(workers)}
+        if seed is not None:
+            body["seed"] = _seed(seed)
+        if learner_seats is not None:
+            body["learner_seats"] = [int(s) for s in learner_seats]
+        if opponent is not None:
+            body["opponent"] = opponent
+        if packing is not None:
+            body["packing"] = packing
+        if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
+            body["obs_dtype"] = "<f4"  # the engine converts while copying out: no numpy pass
+        raw = json.dumps(body).encode()
+        h = _capi.check(self._lib.dg_vec_new(raw, len(raw), self._err, _capi.ERRCAP), self._err)
+        try:
+            info = _capi.call_json(self._lib.dg_vec_info, h, errbuf=self._err)
+        except BaseException:
+            self._lib.dg_free(h)
+            raise
+        return LocalBatchEnv(self, h, info, obs_dtype=obs_dtype)
+
+    def close(self) -> None:
+        """Nothing to close (envs free themselves on :meth:`LocalBatchEnv.close`)."""
+
+    def __enter__(self) -> "LocalClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalBatchEnv(BatchEnv):
+    """N games stepped by the engine in this process: :class:`dgenv.BatchEnv`'s interface.
+
+    Made by :meth:`LocalClient.make`. ``session`` is ``"inproc:<handle>"``.
+    Answers of small batches share blocks of about 256 KB (one allocation per
+    block, not per tensor): an array kept from a Batch keeps its block alive,
+    so copy what you keep long from a loop of many small steps.
+    ``step_async`` runs the step on a helper thread (Go works without the
+    GIL), so the caller can work while it runs; ``step_wait`` returns it.
+    Not safe to share between threads without a lock (as a BatchEnv).
+    """
+
+    def __init__(self, client: LocalClient, handle: int, info: dict, *, obs_dtype: Optional[DTypeLike] = np.float32):
+        # BatchEnv's attributes, without its HTTP connection.
+        self.client = client  # type: ignore[assignment]
+        self.spec = Spec.from_wire(info["spec"])
+        self.session = f"inproc:{handle}"
+        self.obs_dtype = None if obs_dtype is None else np.dtype(obs_dtype)
+        self._by_name = {s.name: s for s in self.spec.obs.sections}
+        self._packed = self.spec.obs.packed
+        self.last: Optional[Batch] = None
+        self._lib = client._lib
+        self._h = handle
+        self._closed = False
+        self._err = ctypes.create_string_buffer(_capi.ERRCAP)
+        arena = info["arena"]
+        self._abytes = int(arena["bytes"])
+        self._pieces = [(p["name"], int(p["offset"]), np.dtype(p["dtype"]), tuple(p["shape"])) for p in arena["pieces"]]
+        self._per_block = max(1, _BLOCK_BYTES // max(self._abytes, 1))
+        self._views: dict[str, np.ndarray] = {}
+        self._base = 0
+        self._next = self._per_block  # forces a new block on first use
+        self._act = np.zeros(self.spec.num_envs, dtype=np.int32)
+        self._act_ptr = self._act.ctypes.data
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._pending: Optional[Future] = None
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalBatchEnv(num_envs={self.num_envs}, players={self.players}, "
+            f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
+        )
+
+    # -- answers -------------------------------------------------------------
+    def _slot(self) -> int:
+        """A fresh arena: its index in the current block (whose per-tensor views are in ``_views``)."""
+        if self._next >= self._per_block:
+            k, ab = self._per_block, self._abytes
+            block = np.empty(k * ab, np.uint8)
+            self._base = block.ctypes.data
+            # One view per tensor over the whole block, slot-major: a step's
+            # arrays are then one index each (cheap for small batches).
+            views = {}
+            for name, o, dtype, shape in self._pieces:
+                inner = np.ndarray(shape, dtype, buffer=block, offset=o)
+                v = np.ndarray((k, *shape), dtype, buffer=block, offset=o, strides=(ab, *inner.strides))
+                views[name] = v.view(np.bool_) if name in ("mask", "done") else v
+            self._views = views
+            self._next = 0
+        i = self._next
+        self._next += 1
+        return i
+
+    def _batch(self, i: int) -> Batch:  # type: ignore[override]
+        v = self._views
+        pk = self._packed
+        if pk is not None:
+            obs, mask = pk.unpack(v["obs_bits"][i], v["obs_extra"][i], v["mask_bits"][i], self.spec.obs.size)
+        else:
+            obs, mask = v["obs"][i], v["mask"][i]
+        want = self.obs_dtype
+        if want is not None and obs.dtype != want:
+            obs = obs.astype(want)
+        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i])
+        self.last = b
+        return b
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DgenvError("env is closed")
+        if self._pending is not None:
+            raise DgenvError("a step_async is in flight: call step_wait first")
+
+    def _reset(self, seed: Optional[int]) -> Batch:
+        i = self._slot()
+        _capi.check(
+            self._lib.dg_vec_reset(self._h, 0 if seed is None else _seed(seed), seed is not None,
+                                   self._base + i * self._abytes, self._err, _capi.ERRCAP),
+            self._err,
+        )
+        return self._batch(i)
+
+    def _step(self) -> Batch:
+        i = self._slot()
+        if self._lib.dg_vec_step(self._h, self._act_ptr, self._base + i * self._abytes, self._err, _capi.ERRCAP) < 0:
+            _capi.raise_error(self._err)
+        return self._batch(i)
+
+    def _load_actions(self, actions: Any) -> None:
+        a = actions if type(actions) is np.ndarray else np.asarray(actions)
+        n = self.spec.num_envs
+        if a.shape != (n,):
+            if a.size != n:
+                raise ValueError(f"actions shape {a.shape}, want ({n},)")
+            a = a.reshape(n)
+        dt = a.dtype
+        if dt in _SAFE_ACTION_DTYPES:  # every value fits int32: the engine checks them
+            self._act[:] = a
+            return
+        k = dt.kind
+        if k not in "iu":
+            if k == "f" and np.all(np.mod(a, 1) == 0):
+                a = a.astype(np.int64)
+            else:
+                raise ValueError(f"actions dtype {dt}: want integers")
+        # Wider integers: anything outside the card ids is refused here, with
+        # the engine's error, rather than wrapped into int32.
+        bad = [int(i) for i in range(n) if not 0 <= a[i] <= 89] if n <= 8 else np.flatnonzero((a < 0) | (a > 89)).tolist()
+        if bad:
+            i = bad[0]
+            legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
+            raise IllegalActionError(
+                f"env {i}: illegal action {int(a[i])} (legal: {legal}); no env was stepped",
+                status=422, code="illegal_action",
+                details={"env": i, "action": int(a[i]), "legal": legal},
+            )
+        self._act[:] = a
+
+    # -- BatchEnv's protocol -------------------------------------------------
+    def reset(self, seed: Optional[int] = None) -> Batch:
+        """Start a new game in every env (see :meth:`dgenv.BatchEnv.reset`)."""
+        self._check_open()
+        return self._reset(seed)
+
+    def step(self, actions: Any) -> Batch:
+        """Play ``actions[i]`` in env i (see :meth:`dgenv.BatchEnv.step`).
+
+        Raises:
+            IllegalActionError: an action is not legal (``.env``, ``.action``,
+                ``.legal``); nothing changed.
+            ValueError: ``actions`` does not have shape ``[N]``.
+        """
+        self._check_open()
+        self._load_actions(actions)
+        return self._step()
+
+    def _submit(self, fn: Any, *args: Any) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dgenv-inproc")
+        self._pending = self._pool.submit(fn, *args)
+
+    def step_async(self, actions: Any) -> None:
+        """Start a step on a helper thread and return at once; :meth:`step_wait` returns its Batch."""
+        self._check_open()
+        self._load_actions(actions)
+        self._submit(self._step)
+
+    def reset_async(self, seed: Optional[int] = None) -> None:
+        """Start a reset on a helper thread; :meth:`step_wait` returns its Batch."""
+        self._check_open()
+        self._submit(self._reset, seed)
+
+    def step_wait(self) -> Batch:
+        """The Batch of the last :meth:`step_async` or :meth:`reset_async` (raises its error, if any)."""
+        if self._pending is None:
+            raise DgenvError("no step_async or reset_async in flight")
+        f, self._pending = self._pending, None
+        return f.result()
+
+    def record(self, k: int) -> dict[str, Any]:
+        """Game records of env ``k``: ``{"finished": record or None, "current": record}`` (as over HTTP)."""
+        self._check_open()
+        return _capi.call_json(self._lib.dg_vec_record, self._h, int(k), errbuf=self._err)
+
+    def close(self) -> None:
+        """Free the engine's batch. Idempotent."""
+        if self._closed:
+            return
+        if self._pending is not None:
+            try:
+                self._pending.result()
+            except Exception:
+                pass
+            self._pending = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._closed = True
+        self._lib.dg_free(self._h)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _seed(seed: Any) -> int:
+    """A seed as the server takes it: an integer 0..2^64-1 (BadRequest otherwise)."""
+    v = int(seed)
+    if not 0 <= v < 2**64:
+        raise BadRequest(f"seed = {v}: want an integer 0..{2**64 - 1}", status=400, code="bad_request",
+                         details={"field": "seed"})
+    return v
+
+
+def local(policies: Union[str, Path, None] = None) -> LocalClient:
+    """A client running the engine in this process (see :class:`LocalClient`)."""
+    return LocalClient(policies=policies)
+
+
+def make(*, transport: str = "inproc", client: Any = None, **kwargs: Any) -> BatchEnv:
+    """Make a batch env over ``transport``: ``"inproc"`` (this process) or ``"http"``.
+
+    ``client`` is used as is when given; with ``"http"`` and no client the
+    shared local server is used (see :func:`dgenv._common.default_server`).
+    The other arguments are :meth:`dgenv.Client.make`'s.
+    """
+    if client is None:
+        if transport == "inproc":
+            client = local()
+        elif transport == "http":
+            from ._common import default_server
+
+            client = default_server()
+        else:
+            raise ValueError(f"transport {transport!r}: want 'inproc' or 'http'")
+    return client.make(**kwargs)
