@@ -27,10 +27,11 @@ from setuptools.command.build_py import build_py
 MODULE = "github.com/davidgoliath/dgenv"
 
 # What the wheel carries: (Go package, output path inside the dgenv package,
-# -buildmode or None). A library for in-process use is one more line, e.g.
-# ("./cmd/libdgenv", "_bin/libdgenv.so", "c-shared") (built with CGO_ENABLED=1).
+# -buildmode or None). The shared library is the engine for in-process use
+# (dgenv.local(); dgenv/_capi.py looks for it next to itself), built with CGO_ENABLED=1.
 GO_BUILDS: list[tuple[str, str, Optional[str]]] = [
     ("./cmd/dgserver", "_bin/dgserver", None),
+    ("./cmd/libdgenv", "libdgenv.dylib" if sys.platform == "darwin" else "libdgenv.so", "c-shared"),
 ]
 
 
@@ -73,6 +74,8 @@ def _go_build(repo: Path, pkg: str, out: Path, mode: Optional[str]) -> None:
     if proc.wait() != 0:
         sys.exit(f"dgenv: go build {pkg} failed (exit status {proc.returncode}); its output is above")
     os.chmod(out, 0o755)
+    if mode == "c-shared":
+        out.with_suffix(".h").unlink(missing_ok=True)  # the C header is for C callers, not the wheel
     print(f"dgenv: built {out.name} ({n} packages compiled) in {time.monotonic() - t0:.1f}s", file=sys.stderr, flush=True)
 
 

@@ -39,6 +39,15 @@ PLAY = textwrap.dedent(
             steps += 1
             assert steps < 1000
         print("played", steps, "steps; scores", b.scores.tolist())
+    # The engine in process: the wheel's shared library, not the repository's.
+    from dgenv import _capi
+    with dgenv.local() as loc:
+        assert str(_capi.lib().path).startswith(venv), _capi.lib().path
+        env = loc.make(players=3, num_envs=4, seed=2)
+        b = env.reset()
+        for _ in range(50):
+            b = env.step(np.argmax(rng.random(b.mask.shape) * b.mask, axis=1))
+        print("in process:", int(b.episode.sum()), "games finished")
     # The console command runs the packaged binary.
     out = subprocess.run(["dgserver", "--help"], capture_output=True, text=True)
     assert "usage: dgserver" in out.stdout + out.stderr, out
@@ -63,6 +72,9 @@ def test_wheel_carries_the_server_and_plays_without_go_or_repo(tmp_path: Path) -
         info = z.getinfo("dgenv/_bin/dgserver")
         assert info.file_size > 1_000_000 and (info.external_attr >> 16) & 0o111  # an executable binary
         assert any(n.endswith("entry_points.txt") and b"dgserver = dgenv.server:main" in z.read(n) for n in z.namelist())
+        lib = z.getinfo("dgenv/libdgenv.so")  # the engine for dgenv.local()
+        assert lib.file_size > 1_000_000
+        assert not any(n.endswith(".h") for n in z.namelist())
 
     venv = tmp_path / "venv"
     # The system's site-packages give the dependencies (numpy, msgpack) without

@@ -264,7 +264,12 @@ class LocalBatchEnv(BatchEnv):
         want = self.obs_dtype
         if want is not None and obs.dtype != want:
             obs = obs.astype(want)
-        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i])
+        trunc = self.__dict__.get("_no_trunc")
+        if trunc is None or len(trunc) != len(mask):  # nothing is lost in process: never truncated
+            trunc = np.zeros(len(mask), dtype=np.bool_)
+            trunc.setflags(write=False)
+            self._no_trunc = trunc
+        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i], trunc)
         self.last = b
         return b
 
