@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,9 +29,9 @@ func TestSequentialClientIsNeverBusy(t *testing.T) {
 	const n = 2048 // a 1.4 MB answer: its last write blocks until the client reads it, and the handler resumes later
 	id := c.create(map[string]any{"num_envs": n, "seed": 3, "game": map[string]any{"players": 3, "deals": 1}}).Session
 	b := c.reset(id, map[string]any{"seed": 3})
-	rounds := 400
+	rounds := 100
 	if testing.Short() {
-		rounds = 100
+		rounds = 20
 	}
 	for r := range rounds {
 		a := c.do("POST", "/v1/sessions/"+id+"/step", ctMsgpack, stepBody(t, legalActions(b.Mask.Data, n, func(i, k int) int { return (r + i) % k })))
@@ -37,6 +39,61 @@ func TestSequentialClientIsNeverBusy(t *testing.T) {
 		decodeAnswer(t, a, &b)
 		g := c.do("GET", "/v1/sessions/"+id+"/envs/0/record", "", nil)
 		require.Equal(t, http.StatusOK, g.Status, "round %d: record: %s", r, g.Body)
+	}
+}
+
+// lastByteWriter is a ResponseWriter that reports when the whole answer
+// (Content-Length bytes) has been written, then holds the handler for a
+// while: a client has its answer, the handler has not returned yet.
+type lastByteWriter struct {
+	*httptest.ResponseRecorder
+	written int
+	done    chan struct{}
+	hold    time.Duration
+}
+
+func (w *lastByteWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseRecorder.Write(b)
+	w.written += n
+	if want := w.Header().Get("Content-Length"); want != "" && want == strconv.Itoa(w.written) {
+		close(w.done)
+		time.Sleep(w.hold) // the scheduler has not resumed the handler yet
+	}
+	return n, err
+}
+
+// TestNextRequestAfterTheLastByteIsServed is the race above made certain:
+// the next request arrives after the client has every byte of the answer
+// but before the handler has returned. It must be served, not refused.
+func TestNextRequestAfterTheLastByteIsServed(t *testing.T) {
+	c := newClient(t)
+	id := c.create(map[string]any{"num_envs": 4, "seed": 2}).Session
+	b := c.reset(id, map[string]any{"seed": 2})
+	for _, next := range []struct{ method, path string }{
+		{"GET", "/v1/sessions/" + id + "/envs/0/record"},
+		{"GET", "/v1/sessions/" + id},
+		{"POST", "/v1/sessions/" + id + "/step"},
+	} {
+		req := httptest.NewRequest("POST", "/v1/sessions/"+id+"/step", bytes.NewReader(stepBody(t, legalActions(b.Mask.Data, 4, func(i, k int) int { return 0 }))))
+		req.Header.Set("Content-Type", ctMsgpack)
+		w := &lastByteWriter{ResponseRecorder: httptest.NewRecorder(), done: make(chan struct{}), hold: 100 * time.Millisecond}
+		served := make(chan struct{})
+		go func() { c.h.ServeHTTP(w, req); close(served) }()
+		<-w.done
+		var body []byte
+		if next.method == "POST" {
+			var nb batch
+			decodeAnswer(t, answer{200, w.Header(), w.Body.Bytes()}, &nb)
+			body = stepBody(t, legalActions(nb.Mask.Data, 4, func(i, k int) int { return 0 }))
+		}
+		a := c.do(next.method, next.path, ctMsgpack, body)
+		require.Equal(t, http.StatusOK, a.Status, "%s %s sent after the last byte: %s", next.method, next.path, a.Body)
+		<-served
+		if next.method == "POST" {
+			decodeAnswer(t, a, &b)
+		} else {
+			decodeAnswer(t, answer{200, w.Header(), w.Body.Bytes()}, &b)
+		}
 	}
 }
 

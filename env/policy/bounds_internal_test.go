@@ -64,6 +64,12 @@ func pbValue(name string, dims ...int64) []byte {
 // D = 874): obs -> MatMul(w: [874, width]) -> relus Relu nodes -> MatMul
 // (out: [width, 90]) -> logits. poison, if not 0, is written into w.
 func model(tb testing.TB, width, relus int, poison float32) []byte {
+	return modelWith(tb, width, relus, 0, poison)
+}
+
+// modelWith is model with square MatMuls after the Relus, all sharing one
+// [width, width] weight "sq" (a small file, many multiply-adds).
+func modelWith(tb testing.TB, width, relus, squares int, poison float32) []byte {
 	tb.Helper()
 	data, err := os.ReadFile("testdata/parity.onnx")
 	if err != nil {
@@ -87,7 +93,13 @@ func model(tb testing.TB, width, relus int, poison float32) []byte {
 	for i := range relus {
 		g = pbBytes(g, graphNode, pbNode("Relu", []string{fmt.Sprintf("h%d", i)}, fmt.Sprintf("h%d", i+1)))
 	}
-	g = pbBytes(g, graphNode, pbNode("MatMul", []string{fmt.Sprintf("h%d", relus), "out"}, "logits"))
+	for i := relus; i < relus+squares; i++ {
+		g = pbBytes(g, graphNode, pbNode("MatMul", []string{fmt.Sprintf("h%d", i), "sq"}, fmt.Sprintf("h%d", i+1)))
+	}
+	if squares > 0 {
+		g = pbBytes(g, graphInitializer, pbTensor("sq", []int64{int64(width), int64(width)}, make([]float32, width*width)))
+	}
+	g = pbBytes(g, graphNode, pbNode("MatMul", []string{fmt.Sprintf("h%d", relus+squares), "out"}, "logits"))
 	g = pbBytes(g, graphInitializer, pbTensor("w", []int64{d, int64(width)}, w))
 	g = pbBytes(g, graphInitializer, pbTensor("out", []int64{int64(width), 90}, out))
 	g = pbBytes(g, graphInput, pbValue("obs", 1, d))
@@ -114,6 +126,8 @@ func TestGraphBounds(t *testing.T) {
 		// need 342 MB of scratch a row.
 		{"a 3 MB file of 100,000 nodes", model(t, 860, 100_000, 0), "nodes, at most"},
 		{"values over the scratch bound", model(t, 5000, 220, 0), "floats a row"},
+		// 14 MB, but one 1500 x 1500 weight used by 7 nodes: 17 M multiply-adds a row.
+		{"multiply-adds over the bound", modelWith(t, 1500, 0, 7, 0), "multiply-adds a row"},
 		{"a NaN weight", model(t, 64, 1, float32(math.NaN())), "NaN"},
 		{"an infinite weight", model(t, 64, 1, float32(math.Inf(1))), "+Inf"},
 	} {
