@@ -214,8 +214,15 @@ def test_unknown_session_is_not_found(client: dgenv.Client) -> None:
         ghost.step([0])
 
 
-def test_concurrent_requests_on_one_session_are_busy(make, client: dgenv.Client) -> None:
-    env = make(num_envs=65536, seed=1, obs_dtype=None)
+def test_concurrent_requests_on_one_session_are_busy() -> None:
+    # The server makes an overlapping request wait up to limits.busy_wait for
+    # the session; with no wait, one of two overlapping requests is refused.
+    with dgenv.serve(env={"DGSERVER_LIMITS_BUSY_WAIT": "0s"}, timeout=120) as srv:
+        _concurrent_requests_are_busy(srv)
+
+
+def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
+    env = client.make(num_envs=65536, seed=1, obs_dtype=None)
     b = env.reset(seed=1)
     acts = np.argmax(b.mask, axis=1)
     # A second connection on the same session: one of two overlapping steps is refused.
