@@ -13,10 +13,26 @@ import (
 // its own deal points minus the mean of the others' (so taking points away
 // from the table counts too). The worlds are shared by all candidate cards
 // (common random numbers), and split over Workers goroutines.
+//
+// With a Prior (a trained network's scores of the acting seat's cards, from
+// that seat's own view), the card chosen maximises the mean outcome plus
+// PriorWeight times the prior's score: the network, trained on many more
+// searched positions than one move's worlds, corrects the sampling noise of
+// a small number of worlds.
 type SearchBot struct {
 	Worlds  int // determinizations per move (budget); 0 means 32
 	Rollout Bot // plays the rest of the deal; nil means HeuristicBot
 	Workers int // goroutines per move; 0 means GOMAXPROCS, 1 means none
+	// Prior, if set, adds PriorWeight * score(card) to each card's mean outcome.
+	Prior       Prior
+	PriorWeight float64
+}
+
+// Prior scores the cards of the seat to act in s from that seat's view only
+// (its observation), for example a trained policy's logits. out has one
+// entry per action; only the legal ones are read.
+type Prior interface {
+	Scores(s *State, out *[NumActions]float32)
 }
 
 func (b SearchBot) worlds() int {
@@ -33,6 +49,31 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 	if len(legal) == 1 {
 		return legal[0]
 	}
+	var q [HandSize]float64
+	b.Values(s, rng, legal, q[:len(legal)])
+	if b.Prior != nil {
+		var pr [NumActions]float32
+		b.Prior.Scores(s, &pr)
+		for i, a := range legal {
+			q[i] += b.PriorWeight * float64(pr[a])
+		}
+	}
+	best, bestA := math.Inf(-1), legal[0]
+	for i, a := range legal {
+		if q[i] > best {
+			best, bestA = q[i], a
+		}
+	}
+	return bestA
+}
+
+// Values estimates, for each of the legal actions of the seat to act, the
+// mean over the bot's worlds of that seat's deal points minus the mean of
+// the others' at the end of the deal, when it plays legal[i] and Rollout
+// plays everyone afterwards. q[i] receives the value of legal[i]. Only what
+// the acting seat knows enters: the worlds resample every hidden hand.
+// It draws Worlds numbers from rng.
+func (b SearchBot) Values(s *State, rng *RNG, legal []Action, q []float64) {
 	rollout := b.Rollout
 	if rollout == nil {
 		rollout = HeuristicBot{}
@@ -43,7 +84,8 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 	for i := range seeds {
 		seeds[i] = rng.Uint64()
 	}
-	sums := make([]float64, len(legal))
+	sums := q[:len(legal)]
+	clear(sums)
 	workers := b.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -53,37 +95,40 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 	base.rec = nil
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := make([]float64, len(legal))
-			var world State
-			var sim State
-			for k := w; k < nw; k += workers {
-				r := NewRNG(seeds[k], 0)
-				world = *base.ResampleFromInfostate(me, &r)
-				for i, a := range legal {
-					sim = world
-					rr := NewRNG(seeds[k], uint64(i)+1)
-					local[i] += playOutDeal(&sim, a, rollout, &rr, me)
-				}
+	work := func(w int, local []float64) {
+		var world State
+		var sim State
+		for k := w; k < nw; k += workers {
+			r := NewRNG(seeds[k], 0)
+			world = *base.ResampleFromInfostate(me, &r)
+			for i, a := range legal {
+				sim = world
+				rr := NewRNG(seeds[k], uint64(i)+1)
+				local[i] += playOutDeal(&sim, a, rollout, &rr, me)
 			}
-			mu.Lock()
-			for i := range local {
-				sums[i] += local[i]
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	best, bestA := math.Inf(-1), legal[0]
-	for i, a := range legal {
-		if sums[i] > best {
-			best, bestA = sums[i], a
 		}
 	}
-	return bestA
+	if workers == 1 {
+		work(0, sums)
+	} else {
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				local := make([]float64, len(legal))
+				work(w, local)
+				mu.Lock()
+				for i := range local {
+					sums[i] += local[i]
+				}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	for i := range sums {
+		sums[i] /= float64(nw)
+	}
 }
 
 // playOutDeal plays a, then rollout for everyone until the deal ends, and
