@@ -3,6 +3,7 @@ package env
 import (
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 )
 
@@ -26,6 +27,12 @@ type SearchBot struct {
 	// Prior, if set, adds PriorWeight * score(card) to each card's mean outcome.
 	Prior       Prior
 	PriorWeight float64
+	// Focus > 0 adds a second stage: the Focus cards with the best score
+	// after the first Worlds (mean outcome plus prior) are played out in
+	// FocusWorlds more worlds each, and the best of them by its mean over
+	// all its worlds (plus prior) is chosen.
+	Focus       int
+	FocusWorlds int
 }
 
 // Prior scores the cards of the seat to act in s from that seat's view only
@@ -51,17 +58,45 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 	}
 	var q [HandSize]float64
 	b.Values(s, rng, legal, q[:len(legal)])
+	var bonus [HandSize]float64
 	if b.Prior != nil {
 		var pr [NumActions]float32
 		b.Prior.Scores(s, &pr)
 		for i, a := range legal {
-			q[i] += b.PriorWeight * float64(pr[a])
+			bonus[i] = b.PriorWeight * float64(pr[a])
 		}
+	}
+	if b.Focus > 0 && b.FocusWorlds > 0 && len(legal) > b.Focus {
+		// keep the Focus best by score; order the kept ones as in legal
+		var idx [HandSize]int
+		for i := range legal {
+			idx[i] = i
+		}
+		ids := idx[:len(legal)]
+		sort.SliceStable(ids, func(x, y int) bool { return q[ids[x]]+bonus[ids[x]] > q[ids[y]]+bonus[ids[y]] })
+		kept := ids[:b.Focus]
+		sort.Ints(kept)
+		var sub [HandSize]Action
+		var q2 [HandSize]float64
+		for j, i := range kept {
+			sub[j] = legal[i]
+		}
+		more := b
+		more.Worlds = b.FocusWorlds
+		more.Values(s, rng, sub[:len(kept)], q2[:len(kept)])
+		w1, w2 := float64(b.worlds()), float64(b.FocusWorlds)
+		best, bestA := math.Inf(-1), legal[kept[0]]
+		for j, i := range kept {
+			if v := (w1*q[i]+w2*q2[j])/(w1+w2) + bonus[i]; v > best {
+				best, bestA = v, legal[i]
+			}
+		}
+		return bestA
 	}
 	best, bestA := math.Inf(-1), legal[0]
 	for i, a := range legal {
-		if q[i] > best {
-			best, bestA = q[i], a
+		if v := q[i] + bonus[i]; v > best {
+			best, bestA = v, a
 		}
 	}
 	return bestA

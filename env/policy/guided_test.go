@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -70,4 +71,69 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// gameStates are the states of the decisions with more than one legal card
+// in four 4-player games played by the heuristic: a decision mix like a
+// real game's (long first tricks, short last ones).
+func gameStates(b *testing.B) []*env.State {
+	g, _ := env.NewGame(env.Params{Players: 4})
+	var out []*env.State
+	rng := env.NewRNG(1, 1)
+	for seed := range uint64(4) {
+		s := g.NewInitialState(seed)
+		for !s.IsTerminal() {
+			if s.NumLegal() > 1 {
+				out = append(out, s.Clone())
+			}
+			if err := s.ApplyAction(env.HeuristicBot{}.Act(s, &rng)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// benchDecisions is the mean time of one decision over a game's mix, on one
+// goroutine (the search bots' Workers = 1).
+func benchDecisions(b *testing.B, bot env.Bot) {
+	states := gameStates(b)
+	rng := env.NewRNG(2, 2)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		bot.Act(states[i%len(states)], &rng)
+		i++
+	}
+}
+
+// Strongest is the committed policy that make run names as the strongest opponent.
+const Strongest = "imitate-search"
+
+func committed(b *testing.B, name string) *policy.Policy {
+	ps, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := ps[name]
+	if p == nil {
+		b.Fatalf("policies/%s.onnx is not committed", name)
+	}
+	return p
+}
+
+// The committed imitation policy, the plain search bot and the search it
+// guides, one decision each, averaged over a game's decisions (one core).
+func BenchmarkDecisionPolicy(b *testing.B) {
+	benchDecisions(b, policy.Bot{Policy: committed(b, Strongest), Greedy: true})
+}
+
+func BenchmarkDecisionSearch(b *testing.B) {
+	benchDecisions(b, env.SearchBot{Workers: 1})
+}
+
+func BenchmarkDecisionGuidedSearch(b *testing.B) {
+	g := policy.NewGuided(committed(b, Strongest))
+	g.Workers = 1
+	benchDecisions(b, g)
 }

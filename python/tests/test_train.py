@@ -453,3 +453,23 @@ def test_python_statistics_equal_dgeval(tmp_path):
     r = ratings(agents, scores)
     for n, v in go["ratings"].items():
         assert r[n] == pytest.approx(v, abs=1e-6)
+
+
+def test_colour_permutations_relabel_a_position_consistently(imitate_run):
+    """Renaming the colours keeps the hand equal to the legal cards' superset, the search values on
+    the legal cards, the deal score (the value target) unchanged, and the inverse undoes it."""
+    from dgenv.imitate import colour_permutations, load_teach, potential
+
+    meta, arr, _ = load_teach(Path(imitate_run["out"]) / "teach")
+    secs, D = meta["obs"]["sections"], meta["obs_size"]
+    po, pa = colour_permutations(secs, D)
+    assert po.shape == (120, D) and pa.shape == (120, 90)
+    np.testing.assert_array_equal(po[0], np.arange(D))  # the identity comes first
+    off = {s["name"]: s["offset"] for s in secs}
+    for k in (1, 33, 119):
+        o, m, q = arr["obs"][:, po[k]], arr["mask"][:, pa[k]], arr["q"][:, pa[k]]
+        assert (o[:, :90][m] == 1).all() and (q[~m] == 0).all()
+        np.testing.assert_allclose(potential(o, 4, off["prizes"]), potential(arr["obs"], 4, off["prizes"]))
+        np.testing.assert_array_equal(o[:, np.argsort(po[k])], arr["obs"])
+        # a card keeps its value; only its colour changes
+        assert all(pa[k][j] % 18 == j % 18 for j in range(90))

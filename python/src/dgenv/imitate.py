@@ -43,7 +43,7 @@ import torch
 from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
 
-__all__ = ["load_teach", "find_dgteach", "generate", "train_imitation", "potential"]
+__all__ = ["colour_permutations", "load_teach", "find_dgteach", "generate", "train_imitation", "potential"]
 
 
 def find_dgteach(build: bool = True) -> Path:
@@ -136,6 +136,43 @@ def potential(obs: np.ndarray, players: int, prizes_offset: int) -> np.ndarray:
     return (score[:, 0] - score[:, 1:].mean(axis=1)).astype(np.float32)
 
 
+def colour_permutations(sections: list[dict[str, Any]], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index maps of the 120 permutations of the 5 colours: ``(obs_idx [120, D], act_idx [120, 90])``.
+
+    The rules treat the colours alike (no trump, no colour order; each colour
+    scores on its own), so permuting them in a position, its legal cards and
+    its search values gives an equally valid labelled position:
+    ``obs[:, obs_idx[k]]``, ``mask[:, act_idx[k]]``, ``q[:, act_idx[k]]`` is
+    the position with colour ``c`` renamed ``perm[k][c]``. Sections per card
+    (``hand``, ``current_trick``, ``prizes``) and per colour
+    (``prize_counts``, ``voids``, ``lead_colour``) are permuted; the rest is
+    left as it is.
+    """
+    from itertools import permutations
+
+    perms = list(permutations(range(5)))
+    obs_idx = np.tile(np.arange(size), (len(perms), 1))
+    act_idx = np.tile(np.arange(90), (len(perms), 1))
+    for k, perm in enumerate(perms):
+        inv = np.argsort(perm)  # new colour j came from old colour inv[j]
+        card = np.array([inv[j // 18] * 18 + j % 18 for j in range(90)])
+        act_idx[k] = card
+        for sec in sections:
+            off, shape = int(sec["offset"]), [int(x) for x in sec["shape"]]
+            width = shape[-1]
+            rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+            if sec["name"] in ("hand", "current_trick", "prizes") and width == 90:
+                m = card
+            elif sec["name"] in ("prize_counts", "voids", "lead_colour") and width == 5:
+                m = inv
+            else:
+                continue
+            for r in range(rows):
+                base = off + r * width
+                obs_idx[k, base : base + width] = base + m
+    return obs_idx, act_idx
+
+
 def _spec(meta: dict[str, Any]) -> dict[str, Any]:
     return {"players": int(meta["players"]), "obs": meta["obs"]}
 
@@ -219,6 +256,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
         }
 
     tr, va = tensors(~held), tensors(held)
+    perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
     del arr
     n = tr["obs"].shape[0]
 
@@ -258,11 +296,17 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
                 lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * frac)
                 for g in opt.param_groups:
                     g["lr"] = lr
-                obs = tr["obs"][idx].float()
+                obs = tr["obs"][idx]
                 mask = tr["mask"][idx]
-                lg, v = net(obs)
+                q = tr["q"][idx]
+                if cfg.augment:  # each sample with its colours renamed by a random permutation
+                    k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
+                    obs = obs.gather(1, perm_obs[k])
+                    mask = mask.gather(1, perm_act[k])
+                    q = q.gather(1, perm_act[k])
+                lg, v = net(obs.float())
                 lsm = torch.log_softmax(masked_logits(lg, mask), dim=1)
-                tgt = torch.softmax(masked_logits(tr["q"][idx] / cfg.tau, mask), dim=1)
+                tgt = torch.softmax(masked_logits(q / cfg.tau, mask), dim=1)
                 ce = -(tgt * lsm).sum(1).mean()
                 vl = 0.5 * (v - tr["vt"][idx]).square().mean()
                 loss = ce + cfg.vf_coef * vl

@@ -106,6 +106,7 @@ class TrainConfig:
     tau: float = 1.0  # points: the policy target is softmax(q / tau) over the legal cards
     batch_size: int = 1024
     max_records: int = 0  # 0 = every record of the data
+    augment: bool = True  # rename the colours of each sample by a random permutation (the rules are colour-symmetric)
     # evaluation
     eval_every_s: float = 180.0
     eval_games: int = 1000
