@@ -44,7 +44,7 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 type config struct {
-	players, deals, games, shardGames, worlds, workers int
+	players, deals, games, shardGames, worlds, workers, from int
 	table                                              []string
 	eps, priorWeight                                   float64
 	seed                                               uint64
@@ -63,6 +63,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats")
 	fs.IntVar(&c.games, "games", 1000, "games to play (rounded up to whole shards)")
 	fs.IntVar(&c.shardGames, "shard-games", 20, "games per shard file")
+	fs.IntVar(&c.from, "from", 0, "first shard to write (to extend a directory written with the same flags)")
 	fs.Float64Var(&c.minutes, "minutes", 0, "stop starting new shards after this many minutes (0 = no limit)")
 	fs.IntVar(&c.worlds, "worlds", 32, "the teacher's worlds per decision")
 	fs.StringVar(&c.prior, "prior", "", "policy name (in -policies) the teacher adds as a prior (guided search)")
@@ -135,6 +136,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 		}
 		teacher.Prior, teacher.PriorWeight = policy.Prior{Policy: p}, c.priorWeight
 	}
+	var next atomic.Int64
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -150,12 +152,16 @@ func generate(c config, policies string, stderr io.Writer) error {
 	}
 
 	shards := (c.games + c.shardGames - 1) / c.shardGames
+	if c.from < 0 || c.from >= shards {
+		return fmt.Errorf("-from %d: must be in 0..%d", c.from, shards-1)
+	}
+	next.Store(int64(c.from))
 	workers := c.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	start := time.Now()
-	var next, done, records atomic.Int64
+	var done, records atomic.Int64
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup

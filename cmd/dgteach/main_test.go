@@ -82,6 +82,7 @@ func TestBadArguments(t *testing.T) {
 		{"-out", t.TempDir(), "-table", "search,nosuchbot,random,random"},
 		{"-out", t.TempDir(), "-eps", "2"},
 		{"-out", t.TempDir(), "-prior", "x"},
+		{"-out", t.TempDir(), "-games", "20", "-shard-games", "10", "-from", "2"},
 	} {
 		var errb bytes.Buffer
 		if rc := run(args, &errb); rc == 0 || errb.Len() == 0 {

@@ -222,13 +222,13 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     gen = torch.Generator().manual_seed(cfg.seed)
     t0 = time.monotonic()
 
-    data_dir = Path(cfg.data) if cfg.data else out / "teach"
+    data_dir = Path(cfg.data) if cfg.data else _default_out(f"teach-p{cfg.players}")
     if not (data_dir / "meta.json").exists() or not any(data_dir.glob("shard-*.npz")):
         if not cfg.teach_games:
             raise ValueError(f"--data {data_dir}: no dgteach data there (set --teach-games to generate it)")
         print(f"dgenv.train: generating {cfg.teach_games} games of search labels in {data_dir}", file=sys.stderr)
         generate(data_dir, cfg.players, cfg.teach_games, cfg.teach_worlds, cfg.teach_table, cfg.teach_eps,
-                 cfg.seed, cfg.teach_minutes, cfg.deals, cfg.progress)
+                 cfg.teach_seed or cfg.seed, cfg.teach_minutes, cfg.deals, cfg.progress)
     t_gen = time.monotonic() - t0
     meta, arr, shard = load_teach(data_dir, cfg.max_records)
     if int(meta["players"]) != cfg.players:
@@ -259,6 +259,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
     del arr
     n = tr["obs"].shape[0]
+    t1 = time.monotonic()  # the --minutes budget is the training's, not the data generation's
 
     if cfg.init:
         net, m0, _ = load_checkpoint(cfg.init)
@@ -292,7 +293,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
         for epoch in range(cfg.epochs):
             run = {"loss": 0.0, "ce": 0.0, "v": 0.0, "k": 0}
             for idx in _batches(n, cfg.batch_size, gen):
-                frac = min(1.0, max(step / total, (time.monotonic() - t0) / budget if budget else 0.0))
+                frac = min(1.0, max(step / total, (time.monotonic() - t1) / budget if budget else 0.0))
                 lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * frac)
                 for g in opt.param_groups:
                     g["lr"] = lr
@@ -324,7 +325,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
                 if cfg.updates and step >= cfg.updates:
                     stopped = True
                     break
-                if budget and time.monotonic() - t0 >= budget:
+                if budget and time.monotonic() - t1 >= budget:
                     stopped = True
                     break
                 if time.monotonic() - last_eval >= cfg.eval_every_s:

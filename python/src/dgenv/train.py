@@ -97,8 +97,9 @@ class TrainConfig:
     snapshot_every: int = 10  # updates between snapshots
     self_prob: float = 0.5  # chance an env's opponents are the current net
     # imitation (algo "imitate"): labels from bin/dgteach
-    data: Optional[str] = None  # dgteach directory; generated there (or in OUT/teach) when empty and teach_games > 0
+    data: Optional[str] = None  # dgteach directory (default runs/teach-p<players>); generated when empty and teach_games > 0
     teach_games: int = 0
+    teach_seed: int = 0  # 0 = --seed
     teach_worlds: int = 32
     teach_table: str = ""  # bots per seat while generating ("" = search,search,heuristic,random for 4 players)
     teach_eps: float = 0.05
@@ -157,12 +158,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     "imitate": dict(
         name="imitate",
         algo="imitate",
-        data="runs/teach-p4",
+        teach_games=1020,  # 51 shards of 20 games, ~190k labelled decisions at 4 players
+        teach_seed=4,
         hidden=(256, 256),
         features=True,
         lr=1e-3,
         lr_final=0.05,
-        epochs=8,
+        epochs=12,
         batch_size=1024,
         tau=1.0,
         vf_coef=0.5,
