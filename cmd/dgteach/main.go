@@ -45,12 +45,12 @@ func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 type config struct {
 	players, deals, games, shardGames, worlds, workers, from int
-	table                                              []string
-	eps, priorWeight                                   float64
-	seed                                               uint64
-	minutes                                            float64
-	out, prior                                         string
-	quiet                                              bool
+	table                                                    []string
+	eps, priorWeight                                         float64
+	seed                                                     uint64
+	minutes                                                  float64
+	out, prior                                               string
+	quiet                                                    bool
 }
 
 func run(args []string, stderr io.Writer) int {
