@@ -473,3 +473,17 @@ def test_colour_permutations_relabel_a_position_consistently(imitate_run):
         np.testing.assert_array_equal(o[:, np.argsort(po[k])], arr["obs"])
         # a card keeps its value; only its colour changes
         assert all(pa[k][j] % 18 == j % 18 for j in range(90))
+
+
+def test_evaluate_policy_in_process(server, tiny_run):
+    from dgenv import connect
+    from dgenv.train import evaluate_policy
+
+    net, _, _ = load_checkpoint(tiny_run["checkpoint"])
+    with connect(server.url) as c:
+        r = evaluate_policy(c, net, "random", 8, seed=3)
+        again = evaluate_policy(c, net, "random", 8, seed=3)
+    assert r == again and r["games"] == 8 and 0 < r["score"][0] < 400
+    # the policy's difference is its score minus the opponents' mean, game by game
+    assert r["diff"][0] == pytest.approx(r["score"][0] - r["opp_score"][0])
+    assert 0 <= r["win_rate"][0] <= 1

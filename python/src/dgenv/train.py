@@ -267,6 +267,10 @@ def evaluate_policy(
 ) -> dict[str, Any]:
     """Play ``games`` games (one per env) of the net at seat 0 against ``opponent`` in the other seats.
 
+    In-process torch inference through server sessions; the trainer itself
+    evaluates the exported file with ``bin/dgeval`` (:func:`evaluate_onnx`).
+    Both report :mod:`dgenv.stats`' figures.
+
     Returns:
         ``{"opponent", "games", "score": [mean, ci95], "opp_score": [mean, ci95],
         "diff": [mean, ci95], "win_rate": [mean, ci95]}``: the policy's points per
@@ -290,17 +294,17 @@ def evaluate_policy(
                 got |= b.done
     finally:
         env.close()
-    me = scores[:, 0]
-    others = scores[:, 1:].mean(axis=1)
-    best_other = scores[:, 1:].max(axis=1)
-    win = np.where(me > best_other, 1.0, np.where(me == best_other, 0.5, 0.0))
+    from .stats import summarize  # the statistics of dgeval, computed in Python
+
+    pol, opp = summarize(["policy"] + ["opponent"] * (players - 1), scores.astype(np.int64))
+    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
     return {
         "opponent": opponent,
         "games": games,
-        "score": list(mean_ci(me)),
-        "opp_score": list(mean_ci(others)),
-        "diff": list(mean_ci(me - others)),
-        "win_rate": list(mean_ci(win)),
+        "score": pair(pol["score"]),
+        "opp_score": pair(opp["score"]),
+        "diff": pair(pol["score_diff"]),
+        "win_rate": pair(pol["win_rate"]),
     }
 
 
