@@ -51,7 +51,7 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
 		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
 	}
-	gd.Worlds = 2 // keep the test short
+	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
 	res, err := env.PlayMatch(env.MatchConfig{
 		Params: env.Params{Players: 4, Deals: 1}, Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"},
 		Games: 2, Seed: 1,
