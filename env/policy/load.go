@@ -81,9 +81,11 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 }
 
 // Register makes each policy available as the bot "policy:<name>"
-// (greedy), for sessions' opponents and matches.
+// (greedy), and the search bot it guides as "search:policy:<name>"
+// (NewGuided), for sessions' opponents and matches.
 func Register(ps map[string]*Policy) {
 	for name, p := range ps {
 		env.RegisterBot("policy:"+name, func() env.Bot { return Bot{Policy: p, Greedy: true} })
+		env.RegisterBot("search:policy:"+name, func() env.Bot { return NewGuided(p) })
 	}
 }
