@@ -59,6 +59,10 @@ type VecConfig struct {
 	// each game's bit sets, instead of the byte tensor: Obs is then nil.
 	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
+
+	// bot, when set (spiel.NewVec's registry-made opponent), plays the
+	// opponent seats instead of the bot registered as Opponent.
+	bot Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -163,7 +167,12 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 		}
 	}
-	if cfg.Opponent != "" {
+	if cfg.bot != nil {
+		v.bot = cfg.bot
+		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+			return nil, err
+		}
+	} else if cfg.Opponent != "" {
 		if v.bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
