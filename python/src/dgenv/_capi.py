@@ -106,6 +106,11 @@ class Lib:
     def __repr__(self) -> str:
         return f"Lib({str(self.path)!r})"
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name __init__ did not set: the dg_* functions are
+        # set from _SIGNATURES, so this types them for mypy and names a typo.
+        raise AttributeError(f"libdgenv has no function {name}")
+
 
 _lib: Optional[Lib] = None
 _lock = threading.Lock()
@@ -121,7 +126,7 @@ def _after_fork_in_child() -> None:
     # so objects inherited from the parent can still be garbage collected).
     for name, _res, _args in _SIGNATURES:
         setattr(_lib, name, _forked_call)
-    _lib.dg_free = lambda h: None
+    setattr(_lib, "dg_free", lambda h: None)
 
 
 def _forked_call(*args: Any) -> Any:

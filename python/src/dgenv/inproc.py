@@ -132,7 +132,9 @@ class LocalClient:
             ),
             self._err,
         )
-        return (out, lg) if logits else out
+        if lg is not None:
+            return out, lg
+        return out
 
     def make(
         self,
