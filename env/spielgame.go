@@ -20,7 +20,7 @@ func SpielType() *spiel.Type {
 		Players: []int{3, 4, 5, 6},
 		Params: []spiel.Param{
 			{Name: "players", Default: 4, Min: MinPlayers, Max: MaxPlayers, Doc: "seats at the table"},
-			{Name: "deals", Default: 0, Min: 0, Max: MaxDeals, Doc: "deals in a game; 0 = as many as players"},
+			{Name: "deals", Default: 0, Min: 1, Max: MaxDeals, Doc: "deals in a game, 1..90 when given; by default (0) as many as players"},
 			{Name: "first_dealer", Default: 0, Min: 0, Max: MaxPlayers - 1, Doc: "seat that deals the first deal (below players)"},
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -110,13 +111,8 @@ type VecEnv struct {
 // PanicError is a panic caught inside a reset or step: in a worker
 // goroutine, a bot, or a goroutine a bot started. The VecEnv that caught it
 // is broken for good (its games are half-stepped): Step returns this error
-// and Err reports it.
-type PanicError struct {
-	Value any    // what was passed to panic
-	Stack []byte // the stack where it happened
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
+// and Err reports it. It is spiel's, the same for every game.
+type PanicError = spiel.PanicError
 
 // Recovered turns a value from recover() into a *PanicError, keeping the
 // stack of a panic already caught and passed on. Call it in the deferred

@@ -151,14 +151,26 @@ func NewVec(g Game, cfg VecConfig) (Vec, error) {
 	return newGenericVec(g, cfg)
 }
 
-// IllegalActionError is a Step's refusal.
+// ErrIllegalAction is wrapped by every *IllegalActionError.
+var ErrIllegalAction = errors.New("illegal action")
+
+// IllegalActionError says which action was refused and what was legal.
 type IllegalActionError struct {
-	Env, Player, Action int
+	Env    int // index in a batch; -1 for a single State
+	Player int
+	Action int
+	Legal  []int
 }
 
 func (e *IllegalActionError) Error() string {
-	return fmt.Sprintf("env %d: action %d is not legal for seat %d", e.Env, e.Action, e.Player)
+	where := ""
+	if e.Env >= 0 {
+		where = fmt.Sprintf("env %d: ", e.Env)
+	}
+	return fmt.Sprintf("%sillegal action %d for seat %d (legal: %v)", where, e.Action, e.Player, e.Legal)
 }
+
+func (e *IllegalActionError) Unwrap() error { return ErrIllegalAction }
 
 // PanicError is a panic caught while stepping: the Vec is broken after it.
 type PanicError struct {
@@ -338,7 +350,7 @@ func (v *genericVec) Step(actions []int32) error {
 			continue
 		}
 		if a < 0 || int(a) >= v.a || v.mask[i*v.a+int(a)] == 0 {
-			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a)}
+			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: LegalActions(v.cur[i])}
 		}
 	}
 	v.guard(func() {
