@@ -5,8 +5,9 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"strconv"
 	"sync"
+
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // PlayGame plays one whole game with bots[seat] at each seat. The deals come
@@ -151,23 +152,11 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 
 // Estimate is a mean with the half-width of its 95% confidence interval.
 type Estimate struct {
-	Mean float64 `json:"mean"`
-	CI95 float64 `json:"ci95"`
+	Mean float64
+	CI95 float64
 }
 
 func (e Estimate) String() string { return fmt.Sprintf("%.2f ± %.2f", e.Mean, e.CI95) }
-
-// MarshalJSON writes a value that is not finite (an interval from one
-// sample) as null, which JSON can carry.
-func (e Estimate) MarshalJSON() ([]byte, error) {
-	num := func(x float64) string {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "null"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
-}
 
 // Estimate95 is the sample mean with a normal-approximation 95% interval.
 func Estimate95(xs []float64) Estimate {
@@ -193,11 +182,11 @@ func Estimate95(xs []float64) Estimate {
 // AgentStats summarises one agent name over a match (seats held by the same
 // name are pooled per game: their mean is one sample).
 type AgentStats struct {
-	Name  string   `json:"name"`
-	Seats int      `json:"seats"`
-	Score Estimate `json:"score"`      // total per game
-	Diff  Estimate `json:"score_diff"` // total minus the mean of the other seats
-	Win   Estimate `json:"win_rate"`   // share of the win (ties share)
+	Name  string
+	Seats int
+	Score Estimate // total per game
+	Diff  Estimate // total minus the mean of the other seats
+	Win   Estimate // share of the win (ties share)
 }
 
 // Summarize computes per-name statistics.
@@ -230,7 +219,7 @@ func (r *MatchResult) Summarize() []AgentStats {
 			var s, d, w float64
 			for _, i := range idx {
 				s += float64(sc[i])
-				d += float64(sc[i]) - float64(sum-sc[i])/float64(p-1)
+				d += spiel.ZeroSum(float64(sc[i]), float64(sum), p)
 				if sc[i] == best {
 					w += 1 / float64(nBest)
 				}

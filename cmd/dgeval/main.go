@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -80,9 +81,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
 	}
 	if *jsonOut != "" {
-		out := map[string]any{
-			"games": len(res.Scores), "players": *players, "seed": *seed, "duplicate": *duplicate,
-			"agents": stats, "ratings": ratings,
+		out := summary{Games: len(res.Scores), Players: *players, Seed: *seed, Duplicate: *duplicate,
+			Agents: make([]agentJSON, len(stats)), Ratings: ratings}
+		for i, st := range stats {
+			out.Agents[i] = agentJSON{Name: st.Name, Seats: st.Seats, Score: estimate(st.Score), Diff: estimate(st.Diff), Win: estimate(st.Win)}
 		}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
@@ -101,6 +103,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// summary is the -json output: what other tools (the Python package's
+// evaluation) read, so the statistics have one implementation (env's
+// Summarize and Ratings). Keys are documented in docs/training.md.
+type summary struct {
+	Games     int                `json:"games"`
+	Players   int                `json:"players"`
+	Seed      uint64             `json:"seed"`
+	Duplicate bool               `json:"duplicate"`
+	Agents    []agentJSON        `json:"agents"`
+	Ratings   map[string]float64 `json:"ratings"`
+}
+
+// agentJSON is one agent's statistics (env.AgentStats).
+type agentJSON struct {
+	Name  string   `json:"name"`
+	Seats int      `json:"seats"`
+	Score estimate `json:"score"`      // total per game
+	Diff  estimate `json:"score_diff"` // total minus the mean of the other seats
+	Win   estimate `json:"win_rate"`   // share of the win (ties share)
+}
+
+// estimate is env.Estimate on the wire: a value that is not finite (an
+// interval from one sample) is null, which JSON can carry.
+type estimate env.Estimate
+
+// MarshalJSON implements json.Marshaler.
+func (e estimate) MarshalJSON() ([]byte, error) {
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
 }
 
 func loadPolicies(dir string) error {
