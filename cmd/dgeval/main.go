@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
+		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
 		return 2
@@ -68,7 +69,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	res, err := env.PlayMatch(cfg)
+	var res *env.MatchResult
+	var err error
+	if *scoresIn != "" {
+		res, err = readCSV(*scoresIn)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	} else {
+		res, err = env.PlayMatch(cfg)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dgeval:", err)
 		return 2
@@ -153,6 +163,48 @@ func loadPolicies(dir string) error {
 	}
 	policy.Register(ps)
 	return nil
+}
+
+// readCSV reads what writeCSV writes (games played anywhere): the agents
+// from the header's "i:name" columns, one game per row.
+func readCSV(path string) (*env.MatchResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) < 2 || len(rows[0]) < 4 {
+		return nil, fmt.Errorf("%s: want a header game,deal_seed,0:<agent>,1:<agent>,... and at least one game", path)
+	}
+	res := &env.MatchResult{}
+	for i, col := range rows[0][2:] {
+		idx, name, ok := strings.Cut(col, ":")
+		if !ok || idx != strconv.Itoa(i) || name == "" {
+			return nil, fmt.Errorf("%s: column %d is %q, want \"%d:<agent>\"", path, i+2, col, i)
+		}
+		res.Agents = append(res.Agents, name)
+	}
+	for k, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("%s: game row %d has %d fields, want %d", path, k+1, len(row), len(rows[0]))
+		}
+		seed, err := strconv.ParseUint(row[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: game row %d: deal_seed %q: %w", path, k+1, row[1], err)
+		}
+		sc := make([]int, len(res.Agents))
+		for i := range sc {
+			if sc[i], err = strconv.Atoi(row[i+2]); err != nil {
+				return nil, fmt.Errorf("%s: game row %d: %s total %q: want an integer", path, k+1, res.Agents[i], row[i+2])
+			}
+		}
+		res.Scores, res.Seeds = append(res.Scores, sc), append(res.Seeds, seed)
+	}
+	return res, nil
 }
 
 // writeCSV writes one row per game: game, deal_seed, then each agent's total.
