@@ -82,6 +82,26 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 	if cfg.Games < 1 {
 		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
 	}
+	seated := func(rot int) []Bot {
+		out := make([]Bot, p)
+		for i := range p {
+			out[(i+rot)%p] = bots[i]
+		}
+		return out
+	}
+	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
+		return PlayGame(g, seated(rot), dealSeed, botSeed)
+	})
+}
+
+// runMatch plays cfg.Games games of p seats on all cores: game k in
+// rotation k mod p (agent i at seat (i + rot) mod p), from its deal seed
+// (shared by the p rotations of a duplicate set). play returns the totals
+// per seat.
+func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint64) ([]int, error)) (*MatchResult, error) {
+	if cfg.Games < 1 {
+		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
+	}
 	n := cfg.Games
 	if cfg.Duplicate {
 		n = (n + p - 1) / p * p
@@ -107,7 +127,6 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seated := make([]Bot, p)
 			for {
 				mu.Lock()
 				k := next
@@ -120,10 +139,7 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 				if cfg.Duplicate {
 					dealSeed = seeds[k-rot]
 				}
-				for i := range p {
-					seated[(i+rot)%p] = bots[i]
-				}
-				totals, err := PlayGame(g, seated, dealSeed, seeds[k]^0xb07)
+				totals, err := play(rot, dealSeed, seeds[k]^0xb07)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -148,6 +164,48 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 		return nil, first
 	}
 	return res, nil
+}
+
+// PlayMatchOf plays a match of any game of a registry: agents name bots of
+// that game (cfg.Params is not used; g is the game). Each game starts from
+// NewInitialState(deal seed), so with Duplicate every rotation of a set
+// meets the same chance as far as the game's chance depends on the seed
+// alone. Totals are the returns rounded to integers.
+func PlayMatchOf(reg *spiel.Registry, g spiel.Game, cfg MatchConfig) (*MatchResult, error) {
+	p := g.NumPlayers()
+	if len(cfg.Agents) != p {
+		return nil, fmt.Errorf("%d agents for %d seats", len(cfg.Agents), p)
+	}
+	bots := make([]spiel.Bot, p)
+	for i, name := range cfg.Agents {
+		var err error
+		if bots[i], err = reg.NewBot(g, name); err != nil {
+			return nil, err
+		}
+	}
+	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
+		s := g.NewInitialState(dealSeed)
+		rngs := make([]spiel.RNG, p)
+		for i := range rngs {
+			rngs[i] = spiel.NewRNG(botSeed, uint64(i))
+		}
+		for steps := 0; !s.IsTerminal(); steps++ {
+			if steps > g.MaxGameLength() {
+				return nil, fmt.Errorf("%s: a game went past MaxGameLength %d", g.Type().Name, g.MaxGameLength())
+			}
+			seat := s.CurrentPlayer()
+			a := bots[(seat-rot+p)%p].Act(s, &rngs[seat])
+			if err := s.ApplyAction(a); err != nil {
+				return nil, fmt.Errorf("%s at seat %d: %w", cfg.Agents[(seat-rot+p)%p], seat, err)
+			}
+		}
+		ret := spiel.Returns(s)
+		totals := make([]int, p)
+		for i, r := range ret {
+			totals[i] = int(math.Round(r))
+		}
+		return totals, nil
+	})
 }
 
 // Estimate is a mean with the half-width of its 95% confidence interval.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
+		game      = flag.String("game", "", "a game of the registry other than the card game (\"duel\"); -players and -deals are then unused and -agents name that game's bots")
+		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
@@ -73,6 +76,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	if *scoresIn != "" {
 		res, err = readCSV(*scoresIn)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	} else if *game != "" && *game != env.GameName {
+		res, err = playOther(*game, *gparams, cfg)
 		if err == nil {
 			*players = len(res.Agents)
 		}
@@ -163,6 +171,31 @@ func loadPolicies(dir string) error {
 	}
 	policy.Register(ps)
 	return nil
+}
+
+// playOther plays a match of another game of the shipped registry.
+func playOther(name, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+	reg := games.Default()
+	typ, err := reg.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]any{}
+	if params != "" {
+		for _, kv := range strings.Split(params, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("-game-params %q: want k=<integer>", kv)
+			}
+			given[k] = n
+		}
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, err
+	}
+	return env.PlayMatchOf(reg, g, cfg)
 }
 
 // readCSV reads what writeCSV writes (games played anywhere): the agents
