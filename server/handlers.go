@@ -221,19 +221,10 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 // parameter error names "game.<param>", a config error its field, an
 // unknown bot "opponent".
 func engineError(err error) *Error {
-	e := Errorf(CodeBadRequest, "%v", err)
-	e.Details = map[string]any{}
-	var pe *spiel.ParamError
-	var ce *spiel.ConfigError
-	var ub *spiel.UnknownBotError
-	switch {
-	case errors.As(err, &pe):
-		e.Message = fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
-		e.Details["field"] = "game." + pe.Name
-	case errors.As(err, &ce):
-		e.Details["field"] = ce.Field
-	case errors.As(err, &ub):
-		e.Details["field"] = "opponent"
+	field, msg := wire.Blame(err)
+	e := &Error{Code: CodeBadRequest, Message: msg, Details: map[string]any{}}
+	if field != "" {
+		e.Details["field"] = field
 	}
 	return e
 }

@@ -64,17 +64,10 @@ func registry() *spiel.Registry {
 
 // engineError maps the engine's typed errors as the server does.
 func engineError(err error) *apiError {
-	e := badRequest("", "%v", err)
-	var pe *spiel.ParamError
-	var ce *spiel.ConfigError
-	var ub *spiel.UnknownBotError
-	switch {
-	case errors.As(err, &pe):
-		e = badRequest("game."+pe.Name, "game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
-	case errors.As(err, &ce):
-		e = badRequest(ce.Field, "%v", err)
-	case errors.As(err, &ub):
-		e = badRequest("opponent", "%v", err)
+	field, msg := wire.Blame(err)
+	e := badRequest(field, "%s", msg)
+	if e.Details == nil {
+		e.Details = map[string]any{}
 	}
 	return e
 }

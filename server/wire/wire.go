@@ -8,6 +8,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -265,4 +267,23 @@ func normalize(m map[string]any) GameSpec {
 		out[k] = v
 	}
 	return out
+}
+
+// Blame names the request field an engine error is about, as the wire
+// names it ("game.<param>", a VecConfig field, "opponent"), and its
+// message; field is "" when no field is to blame. The one mapping of the
+// engine's typed errors, used by the server and cmd/libdgenv.
+func Blame(err error) (field, message string) {
+	var pe *spiel.ParamError
+	var ce *spiel.ConfigError
+	var ub *spiel.UnknownBotError
+	switch {
+	case errors.As(err, &pe):
+		return "game." + pe.Name, fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
+	case errors.As(err, &ce):
+		return ce.Field, err.Error()
+	case errors.As(err, &ub):
+		return "opponent", err.Error()
+	}
+	return "", err.Error()
 }
