@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -59,6 +60,11 @@ type VecConfig struct {
 	// each game's bit sets, instead of the byte tensor: Obs is then nil.
 	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
+
+	// Bot, when set, plays the opponent seats (Opponent is then only its
+	// name); otherwise Opponent names one of this package's bots (NewBot).
+	// A server passes the bot its game registry made.
+	Bot Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -106,13 +112,8 @@ type VecEnv struct {
 // PanicError is a panic caught inside a reset or step: in a worker
 // goroutine, a bot, or a goroutine a bot started. The VecEnv that caught it
 // is broken for good (its games are half-stepped): Step returns this error
-// and Err reports it.
-type PanicError struct {
-	Value any    // what was passed to panic
-	Stack []byte // the stack where it happened
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
+// and Err reports it. It is spiel's, the same for every game.
+type PanicError = spiel.PanicError
 
 // Recovered turns a value from recover() into a *PanicError, keeping the
 // stack of a panic already caught and passed on. Call it in the deferred
@@ -163,7 +164,12 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 		}
 	}
-	if cfg.Opponent != "" {
+	if cfg.Bot != nil {
+		v.bot = cfg.Bot
+		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+			return nil, err
+		}
+	} else if cfg.Opponent != "" {
 		if v.bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
@@ -450,7 +456,7 @@ func (v *VecEnv) play(i int, a Action) {
 	for seat := range v.p {
 		r := float32(s.lastDeal[seat])
 		if v.cfg.Reward == RewardZeroSum {
-			r -= float32(sum-s.lastDeal[seat]) / float32(v.p-1)
+			r = spiel.ZeroSum(r, float32(sum), v.p)
 		}
 		rew[seat] += r
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 const (
@@ -39,6 +41,15 @@ func testConfig(mutate ...func(*server.Config)) server.Config {
 func newServer(tb testing.TB, mutate ...func(*server.Config)) *server.Server {
 	tb.Helper()
 	srv, err := server.New(testConfig(mutate...), nil)
+	require.NoError(tb, err)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// newServerOf builds a server of the games in reg, closed at the end of the test.
+func newServerOf(tb testing.TB, reg *spiel.Registry, mutate ...func(*server.Config)) *server.Server {
+	tb.Helper()
+	srv, err := server.New(testConfig(mutate...), nil, server.WithGames(reg))
 	require.NoError(tb, err)
 	tb.Cleanup(srv.Close)
 	return srv
@@ -209,15 +220,15 @@ func requireError(tb testing.TB, a answer, status int, code string) errorBody {
 }
 
 type spec struct {
-	NumEnvs      int        `json:"num_envs"`
-	Players      int        `json:"players"`
-	NumActions   int        `json:"num_actions"`
-	LearnerSeats []int      `json:"learner_seats"`
-	Opponent     string     `json:"opponent"`
-	Reward       string     `json:"reward"`
-	Seed         uint64     `json:"seed"`
-	Game         env.Params `json:"game"`
-	Packing      string     `json:"packing"`
+	NumEnvs      int           `json:"num_envs"`
+	Players      int           `json:"players"`
+	NumActions   int           `json:"num_actions"`
+	LearnerSeats []int         `json:"learner_seats"`
+	Opponent     string        `json:"opponent"`
+	Reward       string        `json:"reward"`
+	Seed         uint64        `json:"seed"`
+	Game         wire.GameSpec `json:"game"`
+	Packing      string        `json:"packing"`
 	Obs          struct {
 		Shape    []int  `json:"shape"`
 		Dtype    string `json:"dtype"`

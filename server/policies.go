@@ -14,6 +14,8 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // Option adjusts a Server at construction.
@@ -27,19 +29,25 @@ func WithPolicies(ps map[string]*policy.Policy) Option {
 		for name, p := range ps {
 			s.policies[name] = p
 		}
-		policy.Register(ps)
 	}
+}
+
+// WithGames serves the games of reg (cmd/ passes games.Default(), a test
+// build adds its own). Without it a server serves games.Default(). Trained
+// policies become bots of the card game in reg.
+func WithGames(reg *spiel.Registry) Option {
+	return func(s *Server) { s.games = reg }
 }
 
 // policyInfo is one entry of GET /v1/policies.
 type policyInfo struct {
-	Name        string     `json:"name"`
-	Bot         string     `json:"bot"`
-	Game        env.Params `json:"game"`
-	ObsSize     int        `json:"obs_size"`
-	NumActions  int        `json:"num_actions"`
-	SHA256      string     `json:"sha256"`
-	Description string     `json:"description"`
+	Name        string          `json:"name"`
+	Bot         string          `json:"bot"`
+	Game        wire.CardParams `json:"game"`
+	ObsSize     int             `json:"obs_size"`
+	NumActions  int             `json:"num_actions"`
+	SHA256      string          `json:"sha256"`
+	Description string          `json:"description"`
 }
 
 func (s *Server) listPolicies(c *gin.Context) {
@@ -48,7 +56,7 @@ func (s *Server) listPolicies(c *gin.Context) {
 	for name, p := range s.policies {
 		m := p.Meta()
 		list = append(list, policyInfo{
-			Name: name, Bot: "policy:" + name, Game: m.Game, ObsSize: m.ObsSize,
+			Name: name, Bot: "policy:" + name, Game: wire.CardParamsOf(m.Game), ObsSize: m.ObsSize,
 			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description,
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // policyDir holds the parity model (env/policy/testdata) as <name>.onnx.
@@ -64,7 +65,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		var list struct {
 			Policies []struct {
 				Name, Bot, SHA256 string
-				Game              env.Params
+				Game              wire.CardParams
 				ObsSize           int `json:"obs_size"`
 			}
 		}
@@ -235,4 +236,41 @@ func TestSearchOpponentIsCappedByMaxSearchEnvs(t *testing.T) {
 	b := c.reset(cr.Session, map[string]any{})
 	b = c.step(cr.Session, legalActions(b.Mask.Data, 2, func(i, k int) int { return k - 1 }))
 	require.Len(t, b.Player.Data, 2)
+}
+
+// Two servers in one process share no bots: a policy loaded into one is an
+// opponent there only (registries are values, not globals).
+func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	with, err := server.New(testConfig(), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(with.Close)
+	without := newServer(t)
+	req := map[string]any{"game": map[string]any{"players": 4}, "learner_seats": []int{0}, "opponent": "policy:parity"}
+	a := &client{tb: t, h: with.Handler()}
+	require.Contains(t, a.create(req).Bots, "policy:parity")
+	b := &client{tb: t, h: without.Handler()}
+	e := requireError(t, b.do("POST", "/v1/sessions", ctJSON, js(t, req)), http.StatusBadRequest, "bad_request")
+	require.Contains(t, e.Error.Message, "policy:parity")
+}
+
+// A bot's cost comes from the bot (spiel.Costly), not its name: the search
+// guided by a policy is capped like "search".
+func TestGuidedSearchIsCappedLikeSearch(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MaxSearchEnvs = 2 }), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
+	for _, bot := range []string{"search", "search:policy:parity"} {
+		req := map[string]any{"num_envs": 3, "learner_seats": []int{0}, "opponent": bot}
+		e := requireError(t, c.do("POST", "/v1/sessions", ctJSON, js(t, req)), http.StatusBadRequest, "bad_request")
+		require.Contains(t, e.Error.Message, "max_search_envs", bot)
+	}
+	req := map[string]any{"num_envs": 3, "learner_seats": []int{0}, "opponent": "policy:parity"}
+	require.Contains(t, c.create(req).Bots, "search:policy:parity")
 }

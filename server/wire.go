@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // numpy dtype strings of the tensors on the wire (little-endian, C order).
@@ -41,8 +42,8 @@ const maxBatch = 8
 
 // Packing modes of a session's answers.
 const (
-	packingNone = "none"
-	packingBits = "bits"
+	packingNone = wire.PackingNone
+	packingBits = wire.PackingBits
 )
 
 // bytesOf returns the memory of s as bytes in little-endian order: the very
@@ -118,7 +119,7 @@ func (e *batchEncoder) seqTail(seq int64) []byte {
 // newBatchEncoder lays out the answers of a session of n envs, p players and
 // observations of d elements: obs as obsDtype, or packed as pk describes
 // (pk != nil: obs_bits, obs_extra and mask_bits replace obs and mask).
-func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncoder {
+func newBatchEncoder(n, p, d, numActions int, obsDtype string, pk *obs.Packing) *batchEncoder {
 	e := &batchEncoder{}
 	type tensor struct {
 		key, dtype string
@@ -131,7 +132,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		ts = append(ts,
 			tensor{"obs_bits", dtypeU1, 1, []int{n, pk.Bytes}},
 			tensor{"obs_extra", dtypeU1, 1, []int{n, pk.ExtraBytes}},
-			tensor{"mask_bits", dtypeU1, 1, []int{n, env.MaskBytes}})
+			tensor{"mask_bits", dtypeU1, 1, []int{n, obs.PackedLen(numActions)}})
 	} else {
 		item := 1
 		if obsDtype == dtypeF4 {
@@ -140,7 +141,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		}
 		ts = append(ts,
 			tensor{"obs", obsDtype, item, []int{n, d}},
-			tensor{"mask", dtypeU1, 1, []int{n, env.NumActions}})
+			tensor{"mask", dtypeU1, 1, []int{n, numActions}})
 	}
 	ts = append(ts,
 		tensor{"player", dtypeI1, 1, []int{n}},
@@ -197,7 +198,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 
 // blobs returns the buffers of v's last reset or step, as bytes, in the
 // order of e.keys (the first e.n are set).
-func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
+func (e *batchEncoder) blobs(v spiel.Vec) [maxBatch][]byte {
 	var out [maxBatch][]byte
 	k := 0
 	switch {
@@ -227,7 +228,7 @@ func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
 // writeJSON writes the JSON form of a batch (base64 blobs), keyed as in
 // msgpack, straight from the engine's buffers: the base64 is encoded as it
 // is written, so a JSON answer costs no more memory than a msgpack one.
-func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64) {
+func (e *batchEncoder) writeJSON(w http.ResponseWriter, v spiel.Vec, seq int64) {
 	digits := strconv.AppendInt(nil, seq, 10)
 	h := w.Header()
 	h["Content-Type"] = ctJSON
@@ -254,42 +255,24 @@ func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64
 	_, _ = io.WriteString(w, jsonEnd)
 }
 
-// Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
-type Spec struct {
-	NumEnvs      int        `json:"num_envs"`
-	Players      int        `json:"players"`
-	NumActions   int        `json:"num_actions"`
-	LearnerSeats []int      `json:"learner_seats"`
-	Opponent     string     `json:"opponent"`
-	Reward       string     `json:"reward"`
-	Seed         uint64     `json:"seed"`
-	Game         env.Params `json:"game"`
-	Packing      string     `json:"packing"` // "none" or "bits"
-	Obs          ObsSpec    `json:"obs"`
-}
+// The session's wire types live in package wire (shared with cmd/libdgenv
+// and cmd/dgbench); these names keep the server's code short.
+type (
+	Spec       = wire.Spec
+	ObsSpec    = wire.ObsSpec
+	PackedSpec = wire.PackedSpec
+	GameSpec   = wire.GameSpec
+	Section    = wire.Section
+	Span       = wire.Span
+	gameRecord = wire.Record
+)
 
-// ObsSpec describes the observation tensor.
-type ObsSpec struct {
-	Shape    []int         `json:"shape"`
-	Dtype    string        `json:"dtype"`
-	Sections []obs.Section `json:"sections"`
-	// Packed says how obs_bits, obs_extra and mask_bits carry obs and mask
-	// in a session created with "packing": "bits"; absent otherwise.
-	Packed *PackedSpec `json:"packed,omitempty"`
-}
-
-// PackedSpec describes a packed session's answers. Unpacking (numpy):
-// obs = np.unpackbits(obs_bits, axis=1, count=D, bitorder="little"), then
-// each extra span's bytes from obs_extra (in order) copied over
-// obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
-// count=90, bitorder="little").
-type PackedSpec struct {
-	Bitorder   string     `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
-	ObsBytes   int        `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
-	Extra      []obs.Span `json:"extra"`       // spans of obs carried in obs_extra, in order
-	ExtraBytes int        `json:"extra_bytes"` // obs_extra row
-	MaskBytes  int        `json:"mask_bytes"`  // mask_bits row: ceil(90/8)
-}
+var (
+	gameSpec     = wire.GameOf
+	toSections   = wire.Sections
+	toSpans      = wire.Spans
+	toGameRecord = wire.RecordOf
+)
 
 // createResponse answers POST /v1/sessions and GET /v1/sessions/{id}.
 type createResponse struct {
@@ -307,48 +290,6 @@ type recordResponse struct {
 	Current  *gameRecord `json:"current"`
 }
 
-type gameRecord struct {
-	Game   env.Params   `json:"game"`
-	Deals  []dealRecord `json:"deals"`
-	Totals []int        `json:"totals"`
-}
-
-type dealRecord struct {
-	Dealer int      `json:"dealer"`
-	Hands  [][]int  `json:"hands"`
-	Plays  [][2]int `json:"plays"`
-	// Scores is null until the deal's 15th trick is taken.
-	Scores []int `json:"scores"`
-	Done   bool  `json:"done"`
-}
-
-func toGameRecord(r *env.Record) *gameRecord {
-	if r == nil {
-		return nil
-	}
-	p := r.Params.Players
-	g := &gameRecord{Game: r.Params, Deals: make([]dealRecord, len(r.Deals)), Totals: r.Totals()}
-	for i := range r.Deals {
-		d := &r.Deals[i]
-		w := dealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
-		for s := range p {
-			h := make([]int, len(d.Hands[s]))
-			for j, c := range d.Hands[s] {
-				h[j] = int(c)
-			}
-			w.Hands[s] = h
-		}
-		for j := range d.NumPlays {
-			w.Plays[j] = [2]int{int(d.Plays[j].Seat), int(d.Plays[j].Card)}
-		}
-		if d.Done {
-			w.Scores = append([]int(nil), d.Scores[:p]...)
-		}
-		g.Deals[i] = w
-	}
-	return g
-}
-
 // actionDtypes are the integer dtypes accepted for the actions tensor, with
 // their item sizes. numpy writes one-byte types as "|i1"/"|u1".
 var actionDtypes = map[string]int{
@@ -357,7 +298,7 @@ var actionDtypes = map[string]int{
 }
 
 // decodeActionBlob turns a tensor blob into actions, range-checking each.
-func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
+func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *Error {
 	size, ok := actionDtypes[dtype]
 	if !ok {
 		return Errorf(CodeBadRequest, "actions: dtype %q: want an integer dtype such as \"<i4\" or \"<i8\"", dtype)
@@ -397,7 +338,7 @@ func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
 			}
 			v = int64(u)
 		}
-		if e := checkAction(i, v); e != nil {
+		if e := checkAction(i, v, numActions); e != nil {
 			return e
 		}
 		dst[i] = int32(v)
@@ -405,9 +346,9 @@ func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
 	return nil
 }
 
-func checkAction(i int, v int64) *Error {
-	if (v < 0 || v >= env.NumActions) && v != env.Skip {
-		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, env.NumActions-1, env.Skip)
+func checkAction(i int, v int64, numActions int) *Error {
+	if (v < 0 || v >= int64(numActions)) && v != spiel.Skip {
+		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, spiel.Skip)
 		e.Details = map[string]any{"env": i, "action": v}
 		return e
 	}

@@ -12,13 +12,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -27,10 +30,11 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	flag := flag.NewFlagSet("dgeval", flag.ContinueOnError)
 	flag.SetOutput(stderr)
+	reg := games.Default() // this run's games and bots (policies join it below)
 	var (
 		players   = flag.Int("players", 4, "players per game (3..6)")
 		deals     = flag.Int("deals", 0, "deals per game (0 = as many as players)")
-		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (bots: "+strings.Join(env.BotNames(), ", ")+")")
+		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(env.GameName), ", ")+", policy:<name>)")
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
 		duplicate = flag.Bool("duplicate", false, "replay every deal with every seating rotation (luck cancels)")
@@ -39,12 +43,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
+		game      = flag.String("game", env.GameName, "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals are the card game's, -agents name bots of the game")
+		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
+		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
 		return 2
 	}
 	if *policies != "" {
-		if err := loadPolicies(*policies); err != nil {
+		if err := loadPolicies(*policies, reg); err != nil {
 			fmt.Fprintln(stderr, "dgeval:", err)
 			return 2
 		}
@@ -67,7 +74,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	res, err := env.PlayMatch(cfg)
+	var res *env.MatchResult
+	var err error
+	if *scoresIn != "" {
+		res, err = readCSV(*scoresIn)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	} else {
+		res, err = play(reg, *game, *players, *deals, *gparams, cfg)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dgeval:", err)
 		return 2
@@ -80,9 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
 	}
 	if *jsonOut != "" {
-		out := map[string]any{
-			"games": len(res.Scores), "players": *players, "seed": *seed, "duplicate": *duplicate,
-			"agents": stats, "ratings": ratings,
+		out := summary{Games: len(res.Scores), Players: *players, Seed: *seed, Duplicate: *duplicate,
+			Agents: make([]agentJSON, len(stats)), Ratings: ratings}
+		for i, st := range stats {
+			out.Agents[i] = agentJSON{Name: st.Name, Seats: st.Seats, Score: estimate(st.Score), Diff: estimate(st.Diff), Win: estimate(st.Win)}
 		}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
@@ -103,7 +123,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func loadPolicies(dir string) error {
+// summary is the -json output: what other tools (the Python package's
+// evaluation) read, so the statistics have one implementation (env's
+// Summarize and Ratings). Keys are documented in docs/training.md.
+type summary struct {
+	Games     int                `json:"games"`
+	Players   int                `json:"players"`
+	Seed      uint64             `json:"seed"`
+	Duplicate bool               `json:"duplicate"`
+	Agents    []agentJSON        `json:"agents"`
+	Ratings   map[string]float64 `json:"ratings"`
+}
+
+// agentJSON is one agent's statistics (env.AgentStats).
+type agentJSON struct {
+	Name  string   `json:"name"`
+	Seats int      `json:"seats"`
+	Score estimate `json:"score"`      // total per game
+	Diff  estimate `json:"score_diff"` // total minus the mean of the other seats
+	Win   estimate `json:"win_rate"`   // share of the win (ties share)
+}
+
+// estimate is env.Estimate on the wire: a value that is not finite (an
+// interval from one sample) is null, which JSON can carry.
+type estimate env.Estimate
+
+// MarshalJSON implements json.Marshaler.
+func (e estimate) MarshalJSON() ([]byte, error) {
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
+}
+
+// loadPolicies loads the policies of dir as bots of the card game in reg.
+func loadPolicies(dir string, reg *spiel.Registry) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -113,8 +170,85 @@ func loadPolicies(dir string) error {
 	if err != nil {
 		return err
 	}
-	policy.Register(ps)
+	for name, f := range policy.Bots(ps) {
+		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// play plays a match of a game of reg (the card game with -players and
+// -deals, any game with -game-params) through the one arena, env.PlayMatchOf.
+func play(reg *spiel.Registry, name string, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+	typ, err := reg.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]any{}
+	if typ.Name == env.GameName {
+		given["players"] = players
+		if deals != 0 {
+			given["deals"] = deals
+		}
+	}
+	if params != "" {
+		for _, kv := range strings.Split(params, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("-game-params %q: want k=<integer>", kv)
+			}
+			given[k] = n
+		}
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, err
+	}
+	return env.PlayMatchOf(reg, g, cfg)
+}
+
+// readCSV reads what writeCSV writes (games played anywhere): the agents
+// from the header's "i:name" columns, one game per row.
+func readCSV(path string) (*env.MatchResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) < 2 || len(rows[0]) < 4 {
+		return nil, fmt.Errorf("%s: want a header game,deal_seed,0:<agent>,1:<agent>,... and at least one game", path)
+	}
+	res := &env.MatchResult{}
+	for i, col := range rows[0][2:] {
+		idx, name, ok := strings.Cut(col, ":")
+		if !ok || idx != strconv.Itoa(i) || name == "" {
+			return nil, fmt.Errorf("%s: column %d is %q, want \"%d:<agent>\"", path, i+2, col, i)
+		}
+		res.Agents = append(res.Agents, name)
+	}
+	for k, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("%s: game row %d has %d fields, want %d", path, k+1, len(row), len(rows[0]))
+		}
+		seed, err := strconv.ParseUint(row[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: game row %d: deal_seed %q: %w", path, k+1, row[1], err)
+		}
+		sc := make([]int, len(res.Agents))
+		for i := range sc {
+			if sc[i], err = strconv.Atoi(row[i+2]); err != nil {
+				return nil, fmt.Errorf("%s: game row %d: %s total %q: want an integer", path, k+1, res.Agents[i], row[i+2])
+			}
+		}
+		res.Scores, res.Seeds = append(res.Scores, sc), append(res.Seeds, seed)
+	}
+	return res, nil
 }
 
 // writeCSV writes one row per game: game, deal_seed, then each agent's total.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
@@ -34,7 +35,7 @@ func TestPriorScoresAreTheLogits(t *testing.T) {
 	}
 }
 
-// Register makes "search:policy:<name>": a search bot guided by the policy,
+// Bots make "search:policy:<name>": a search bot guided by the policy,
 // playing legal games of the policy's player count only.
 func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	model, _, _ := readParity(t)
@@ -42,19 +43,29 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy.Register(map[string]*policy.Policy{"guidetest": p})
-	bot, err := env.NewBot("search:policy:guidetest")
-	if err != nil {
-		t.Fatal(err)
+	pb := policy.Bots(map[string]*policy.Policy{"guidetest": p})
+	f, ok := pb["search:policy:guidetest"]
+	if !ok {
+		t.Fatal("no bot search:policy:guidetest")
 	}
+	bot := f()
 	gd, ok := bot.(policy.Guided)
 	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
 		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
 	}
 	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
-	res, err := env.PlayMatch(env.MatchConfig{
-		Params: env.Params{Players: 4, Deals: 1}, Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"},
-		Games: 2, Seed: 1,
+	reg := games.Default()
+	require := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	require(reg.RegisterBot(env.GameName, "search:policy:guidetest", env.SpielBot(func() env.Bot { return gd })))
+	typ, _ := reg.Lookup(env.GameName)
+	cg, err := typ.New(map[string]any{"players": 4, "deals": 1})
+	require(err)
+	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
+		Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"}, Games: 2, Seed: 1,
 	})
 	if err != nil || len(res.Scores) != 2 {
 		t.Fatalf("PlayMatch = %v, %v", res, err)

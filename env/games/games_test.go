@@ -1,0 +1,162 @@
+package games_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
+
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env/spiel/spieltest"
+)
+
+func TestEveryGameConforms(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		t.Run(name, func(t *testing.T) {
+			typ, err := reg.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := typ.Default()
+			if err != nil {
+				t.Fatal(err)
+			}
+			spieltest.Conformance(t, reg, g, 3)
+		})
+	}
+}
+
+func TestDefaultIsTheCardGame(t *testing.T) {
+	reg := games.Default()
+	typ, err := reg.Lookup("")
+	if err != nil || typ.Name != "david_goliath" {
+		t.Fatalf("Lookup(\"\") = %v, %v", typ, err)
+	}
+	if got := reg.Names(); len(got) != 2 || got[1] != "duel" {
+		t.Fatalf("Names() = %v", got)
+	}
+	if reg == games.Default() {
+		t.Fatal("Default returned the same registry twice")
+	}
+}
+
+func TestParamErrorsNameTheField(t *testing.T) {
+	reg := games.Default()
+	for _, c := range []struct {
+		game  string
+		given map[string]any
+		field string
+	}{
+		{"david_goliath", map[string]any{"players": 7}, "players"},
+		{"david_goliath", map[string]any{"players": 3, "first_dealer": 3}, "first_dealer"},
+		{"david_goliath", map[string]any{"deals": 1.5}, "deals"},
+		{"david_goliath", map[string]any{"colours": 4}, "colours"},
+		{"duel", map[string]any{"max_rounds": 0}, "max_rounds"},
+		{"duel", map[string]any{"players": 2}, "players"},
+	} {
+		typ, err := reg.Lookup(c.game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = typ.New(c.given)
+		var pe *spiel.ParamError
+		if !errors.As(err, &pe) || pe.Name != c.field || !errors.Is(err, spiel.ErrParams) {
+			t.Errorf("%s %v: err = %v, want a ParamError naming %q", c.game, c.given, err, c.field)
+		}
+	}
+	if _, err := reg.Lookup("chess"); err == nil {
+		t.Error("Lookup(chess) = nil error")
+	}
+}
+
+func TestVecOfEveryGameAllocatesNothingPerStep(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		for _, packed := range []bool{false, true} {
+			typ, _ := reg.Lookup(name)
+			g, _ := typ.Default()
+			bot, err := reg.NewBot(g, "random")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := spiel.VecConfig{NumEnvs: 8, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Packed: packed, Workers: 1}
+			if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
+				t.Errorf("%s packed=%v: %v allocs per step", name, packed, a)
+			}
+		}
+	}
+}
+
+// A match of any registered game runs through the same arena and
+// statistics; results depend on the seed only, never on the workers.
+func TestPlayMatchOfAnyGame(t *testing.T) {
+	reg := games.Default()
+	typ, _ := reg.Lookup("duel")
+	g, _ := typ.New(map[string]any{"max_rounds": 30})
+	cfg := env.MatchConfig{Agents: []string{"heuristic", "random"}, Games: 12, Seed: 4, Duplicate: true, Workers: 1}
+	a, err := env.PlayMatchOf(reg, g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workers = 3
+	b, err := env.PlayMatchOf(reg, g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the result depends on the worker count")
+	}
+	st := a.Summarize()
+	if len(st) != 2 || st[0].Name != "heuristic" || st[0].Win.Mean <= st[1].Win.Mean {
+		t.Fatalf("heuristic should beat random at the duel: %+v", st)
+	}
+	for k, sc := range a.Scores {
+		if sc[0]+sc[1] != 0 {
+			t.Fatalf("game %d: returns %v are not zero-sum", k, sc)
+		}
+	}
+	if _, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 1}); err == nil {
+		t.Fatal("the card game's search bot played the duel")
+	}
+}
+
+// BenchmarkGenericVec steps the duel through the generic spiel.Vec (one
+// goroutine), learner seat 0 against the random bot.
+func BenchmarkGenericVec(b *testing.B) {
+	reg := games.Default()
+	typ, _ := reg.Lookup("duel")
+	g, _ := typ.Default()
+	bot, _ := reg.NewBot(g, "random")
+	const n = 256
+	v, err := spiel.NewVec(g, spiel.VecConfig{NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	acts := make([]int32, n)
+	rng := spiel.NewRNG(5, 5)
+	a := g.NumDistinctActions()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		m := v.Mask()
+		for i := range n {
+			var legal [512]int32
+			k := 0
+			for x := range a {
+				if m[i*a+x] == 1 {
+					legal[k] = int32(x)
+					k++
+				}
+			}
+			acts[i] = legal[rng.IntN(k)]
+		}
+		if err := v.Step(acts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "env-steps/s")
+}
