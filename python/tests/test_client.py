@@ -234,6 +234,7 @@ def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
 
     def hammer() -> None:
         for _ in range(20):
+            other.seq = None  # no seq: the two envs do not share the session's history
             try:
                 other.reset(seed=1)
             except dgenv.BusyError as e:
@@ -244,6 +245,7 @@ def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
     t = threading.Thread(target=hammer)
     t.start()
     for _ in range(20):
+        env.seq = None
         try:
             env.reset(seed=1)
         except dgenv.BusyError:
@@ -256,6 +258,7 @@ def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
     e = (errors or [None])[0]
     if e is not None:
         assert (e.status, e.code) == (409, "busy")
+    env.seq = None
     env.step(acts)  # the session is still usable
     made.close()
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dgenv import _wire
-from dgenv.client import _FastHTTP
+from dgenv._transport import FastHTTP as _FastHTTP
 from dgenv.errors import BadRequest, ServerUnavailable
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dgenv
-from dgenv.client import _unix_path
+from dgenv._transport import unix_path as _unix_path
 from dgenv.server import _parse_addr, find_server
 
 

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import DgenvError, error_from_response
 
@@ -106,6 +106,10 @@ class Lib:
     def __repr__(self) -> str:
         return f"Lib({str(self.path)!r})"
 
+    if TYPE_CHECKING:  # the dg_* functions are set per _SIGNATURES in __init__
+
+        def __getattr__(self, name: str) -> Any: ...
+
 
 _lib: Optional[Lib] = None
 _lock = threading.Lock()
@@ -121,7 +125,7 @@ def _after_fork_in_child() -> None:
     # so objects inherited from the parent can still be garbage collected).
     for name, _res, _args in _SIGNATURES:
         setattr(_lib, name, _forked_call)
-    _lib.dg_free = lambda h: None
+    setattr(_lib, "dg_free", lambda h: None)
 
 
 def _forked_call(*args: Any) -> Any:

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _capi
-from .client import Batch, BatchEnv, Spec
+from .client import Batch, BatchEnv, GameLike, Spec, create_body
 from .errors import BadRequest, DgenvError, IllegalActionError
 
 __all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
@@ -132,17 +132,20 @@ class LocalClient:
             ),
             self._err,
         )
-        return (out, lg) if logits else out
+        if lg is not None:
+            return out, lg
+        return out
 
     def make(
         self,
-        players: int = 4,
+        players: Optional[int] = None,
         num_envs: int = 1,
         seed: Optional[int] = None,
         learner_seats: Optional[Sequence[int]] = None,
         opponent: Optional[str] = None,
         reward: str = "points",
         *,
+        game: GameLike = None,
         deals: Optional[int] = None,
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
@@ -156,20 +159,10 @@ class LocalClient:
         Raises:
             BadRequest: a parameter is out of range (the message names it).
         """
-        game: dict[str, Any] = {"players": int(players)}
-        if deals is not None:
-            game["deals"] = int(deals)
-        if first_dealer is not None:
-            game["first_dealer"] = int(first_dealer)
-        body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward, "workers": int(workers)}
+        body = create_body(game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing)
+        body["workers"] = int(workers)
         if seed is not None:
             body["seed"] = _seed(seed)
-        if learner_seats is not None:
-            body["learner_seats"] = [int(s) for s in learner_seats]
-        if opponent is not None:
-            body["opponent"] = opponent
-        if packing is not None:
-            body["packing"] = packing
         if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
             body["obs_dtype"] = "<f4"  # the engine converts while copying out: no numpy pass
         raw = json.dumps(body).encode()
@@ -205,16 +198,10 @@ class LocalBatchEnv(BatchEnv):
 
     def __init__(self, client: LocalClient, handle: int, info: dict, *, obs_dtype: Optional[DTypeLike] = np.float32):
         # BatchEnv's attributes, without its HTTP connection.
-        self.client = client  # type: ignore[assignment]
-        self.spec = Spec.from_wire(info["spec"])
-        self.session = f"inproc:{handle}"
-        self.obs_dtype = None if obs_dtype is None else np.dtype(obs_dtype)
-        self._by_name = {s.name: s for s in self.spec.obs.sections}
+        self._init_api(client, f"inproc:{handle}", Spec.from_wire(info["spec"]), obs_dtype)
         self._packed = self.spec.obs.packed
-        self.last: Optional[Batch] = None
         self._lib = client._lib
         self._h = handle
-        self._closed = False
         self._err = ctypes.create_string_buffer(_capi.ERRCAP)
         arena = info["arena"]
         self._abytes = int(arena["bytes"])
@@ -227,12 +214,6 @@ class LocalBatchEnv(BatchEnv):
         self._act_ptr = self._act.ctypes.data
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pending: Optional[Future] = None
-
-    def __repr__(self) -> str:
-        return (
-            f"LocalBatchEnv(num_envs={self.num_envs}, players={self.players}, "
-            f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
-        )
 
     # -- answers -------------------------------------------------------------
     def _slot(self) -> int:
@@ -264,12 +245,8 @@ class LocalBatchEnv(BatchEnv):
         want = self.obs_dtype
         if want is not None and obs.dtype != want:
             obs = obs.astype(want)
-        trunc = self.__dict__.get("_no_trunc")
-        if trunc is None or len(trunc) != len(mask):  # nothing is lost in process: never truncated
-            trunc = np.zeros(len(mask), dtype=np.bool_)
-            trunc.setflags(write=False)
-            self._no_trunc = trunc
-        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i], trunc)
+        # Nothing is lost in process: never truncated.
+        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i], self._no_trunc)
         self.last = b
         return b
 
