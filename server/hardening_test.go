@@ -245,6 +245,12 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Add(uint8(2), false, mp(f, map[string]any{"game": map[string]any{"players": 5}, "num_envs": 2, "reward": "zero_sum"}))
 	f.Add(uint8(2), true, []byte(`{"num_envs": 2, "packing": "bits"}`))
 	f.Add(uint8(3), false, stepBody(f, []int32{1, 2, 3}))
+	f.Add(uint8(0), false, mp(f, map[string]any{"actions": []int{1, 2, 3}, "seq": 4}))
+	f.Add(uint8(0), true, []byte(`{"actions": [1, 2, 3], "seq": -1}`))
+	f.Add(uint8(1), false, mp(f, map[string]any{"seed": 7, "seq": uint64(1 << 63)}))
+	f.Add(uint8(1), true, []byte(`{"seq": 0}`))
+	f.Add(uint8(2), false, mp(f, map[string]any{"num_envs": 2, "request_id": "r-1"}))
+	f.Add(uint8(2), true, []byte(`{"num_envs": 2, "request_id": "r.2"}`))
 	c := newClient(f, func(c *server.Config) { c.Limits.MaxSessions = 8; c.Limits.MaxEnvsPerSession = 16 })
 	id := c.create(map[string]any{"num_envs": 3}).Session
 	packed := c.create(map[string]any{"num_envs": 3, "packing": "bits"}).Session

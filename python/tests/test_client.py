@@ -217,7 +217,7 @@ def test_unknown_session_is_not_found(client: dgenv.Client) -> None:
 def test_concurrent_requests_on_one_session_are_busy() -> None:
     # busy_wait 0: a request that finds its session in use answers 409 at
     # once (by default it first waits up to 2 s for it).
-    with dgenv.serve(env={"DGSERVER_LIMITS_BUSY_WAIT": "0s"}) as client:
+    with dgenv.serve(env={"DGSERVER_LIMITS_BUSY_WAIT": "0s"}, timeout=120) as client:
         _concurrent_requests_are_busy(client)
 
 

@@ -364,3 +364,36 @@ def test_recover_false_raises_on_a_lost_session(server: dgenv.LocalServer) -> No
     with pytest.raises(dgenv.SessionNotFound):
         env.step(np.argmax(b.mask, axis=1))
     env.close()
+
+
+def test_async_batches_survive_cut_answers(server: dgenv.LocalServer, proxy: CutProxy) -> None:
+    """AsyncBatchEnv (step_async/step_wait on two sessions) retries the same way."""
+    via = dgenv.Client(proxy.url, retry_timeout=20)
+    kw = dict(players=3, learner_seats=[0], opponent="random", deals=1, obs_dtype=None)
+    pool = dgenv.AsyncBatchEnv(via, 16, 8, seed=21, **kw)
+    twins = [server.make(num_envs=8, seed=21 + k, **kw) for k in range(2)]
+    try:
+        rng = np.random.default_rng(2)
+        pool.async_reset(seed=9)
+        want = {k: t.reset(seed=9 + k) for k, t in enumerate(twins)}
+        phases = iter(PHASES * 2)
+        for i in range(24):
+            ids, b = pool.recv()
+            k = int(ids[0]) // 8
+            assert_same_batch(b, want[k])
+            a = random_legal(b.mask, rng)
+            if i % 3 == 1:
+                proxy.arm(f"/{pool.envs[k].session}/step", next(phases, "mid_answer"))
+            pool.send(a, ids)
+            want[k] = twins[k].step(a)
+        for _ in range(2):
+            ids, b = pool.recv()
+            assert_same_batch(b, want[int(ids[0]) // 8])
+        assert len(proxy.fired) == 8
+        for k in range(2):
+            assert session_seq(server, pool.envs[k].session) == session_seq(server, twins[k].session) == 13
+    finally:
+        pool.close()
+        for t in twins:
+            t.close()
+        via.close()

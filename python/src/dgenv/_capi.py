@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from .errors import DgenvError, error_from_response
 
@@ -106,9 +106,10 @@ class Lib:
     def __repr__(self) -> str:
         return f"Lib({str(self.path)!r})"
 
-    if TYPE_CHECKING:  # the dg_* functions are set per _SIGNATURES in __init__
-
-        def __getattr__(self, name: str) -> Any: ...
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name __init__ did not set: the dg_* functions are
+        # set from _SIGNATURES, so this types them for mypy and names a typo.
+        raise AttributeError(f"libdgenv has no function {name}")
 
 
 _lib: Optional[Lib] = None
