@@ -69,10 +69,11 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         if base is not None and not isinstance(base, EnvOptions):
             raise TypeError(f"env_config['options']: want a dgenv.EnvOptions, got {type(base).__name__}")
         url, token = cfg.pop("url", None), cfg.pop("token", None)
-        try:
-            given = EnvOptions.from_mapping(cfg)
-        except ValueError as e:
-            raise ValueError(f"env_config: {e} (and url, token, options)") from None
+        known = {f.name for f in dataclasses.fields(EnvOptions)} | {"url", "token", "options"}
+        unknown = set(cfg) - known
+        if unknown:
+            raise ValueError(f"env_config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
+        given = EnvOptions.from_mapping(cfg)
         # The keys given win over the options object's fields.
         o = (base or EnvOptions()).replace(**{k: v for k, v in dataclasses.asdict(given).items() if v is not None})
         if o.obs_dtype is not None and np.dtype(o.obs_dtype) != np.float32:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 import math
 import os
 import sys
@@ -48,10 +49,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
+from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
 
 __all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "mean_ci", "main"]
+
+log = logging.getLogger("dgenv.train")
 
 
 @dataclass
@@ -249,13 +252,13 @@ class _Collector:
         self.pool: list[PolicyNet] = []
         self.has = np.zeros(N, dtype=bool)
         self.p_obs = np.zeros((N, D), np.float32)
-        self.p_mask = np.zeros((N, 90), bool)
+        self.p_mask = np.zeros((N, env.num_actions), bool)
         self.p_act = np.zeros(N, np.int64)
         self.p_logp = np.zeros(N, np.float32)
         self.p_val = np.zeros(N, np.float32)
         self.p_rew = np.zeros(N, np.float32)
         self.p_phi = np.zeros(N, np.float32)
-        self.potential = _Potential(env.spec, cfg.reward) if cfg.shaping else None
+        self.potential = _Potential.for_spec(env.spec, cfg.reward) if cfg.shaping else None
         self.batch = env.reset(seed=seed)
         self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
         self.raw_steps = 0
@@ -364,15 +367,27 @@ class _Potential:
     waiting for the deal's end, and the return of a whole game is unchanged.
     """
 
+    @classmethod
+    def for_spec(cls, spec: Any, reward: str) -> Optional["_Potential"]:
+        """The potential of a spec with ``prizes`` and ``prize_counts`` sections; None (no shaping) without them."""
+        names = {s.name for s in spec.obs.sections}
+        if not {"prizes", "prize_counts"} <= names:
+            log.info("shaping off: the game %r has no prizes/prize_counts sections", spec.game)
+            return None
+        return cls(spec, reward)
+
     def __init__(self, spec: Any, reward: str):
         sec = spec.obs.section("prizes")
         self.sl = slice(sec.offset, sec.offset + sec.size)
         self.P = spec.players
         self.zero_sum = reward == "zero_sum"
-        self.values = np.tile(np.arange(1, 19, dtype=np.float32), 5).reshape(5, 18)
+        # Colours and values from the layout: prize_counts is [P, C], a prizes row [C * V].
+        self.C = int(spec.obs.section("prize_counts").shape[-1])
+        self.V = sec.size // (self.P * self.C)
+        self.values = np.tile(np.arange(1, self.V + 1, dtype=np.float32), self.C).reshape(self.C, self.V)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        pr = obs[:, self.sl].reshape(-1, self.P, 5, 18)
+        pr = obs[:, self.sl].reshape(-1, self.P, self.C, self.V)
         n = pr.sum(axis=3)
         face = (pr * self.values).sum(axis=3)
         score = np.where(n <= 2, face, n).sum(axis=2)  # [B, P], row 0 = observer
@@ -548,10 +563,11 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
         else:
             feats = None
             if cfg.features:
-                offs = {s.name: s.offset for s in env.spec.obs.sections}
-                feats = {"players": env.players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}}
+                feats = card_features(env.spec)
+                if feats is None:
+                    raise ValueError(f"features: the game {env.spec.game!r} has no card sections (hand, current_trick, prizes, prize_counts)")
             net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size),
-                            features=feats)
+                            num_actions=env.num_actions, features=feats)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
         cols = [_Collector(e, net, cfg, gen, rng, selfplay, seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
         if selfplay:
