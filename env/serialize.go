@@ -31,8 +31,9 @@ func (s *State) Serialize() string {
 	s.syncRecord()
 	var sb strings.Builder
 	p := s.game.params
+	w := s.rng.Words()
 	fmt.Fprintf(&sb, "%s\nparams %d %d %d\nrng %x %x %x %x\n", serialHeader,
-		p.Players, p.Deals, p.FirstDealer, s.rng.s[0], s.rng.s[1], s.rng.s[2], s.rng.s[3])
+		p.Players, p.Deals, p.FirstDealer, w[0], w[1], w[2], w[3])
 	writeHands := func(word string, h *handsArr) {
 		sb.WriteString(word)
 		for seat := range p.Players {
@@ -90,10 +91,12 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 		return nil, bad(2, "parameters %+v are not this game's %+v", p, g.params)
 	}
 	var rng RNG
-	if n, err := fmt.Sscanf(lines[2], "rng %x %x %x %x", &rng.s[0], &rng.s[1], &rng.s[2], &rng.s[3]); n != 4 || err != nil {
+	var w [4]uint64
+	if n, err := fmt.Sscanf(lines[2], "rng %x %x %x %x", &w[0], &w[1], &w[2], &w[3]); n != 4 || err != nil {
 		return nil, bad(3, "want \"rng\" and four hex words")
 	}
-	if rng.s == [4]uint64{} {
+	rng.SetWords(w)
+	if w == [4]uint64{} {
 		// xoshiro's all-zero state only ever yields 0: the next shuffle would never end.
 		return nil, bad(3, "rng state is all zero")
 	}

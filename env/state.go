@@ -1,33 +1,18 @@
 package env
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
 // ErrIllegalAction is wrapped by every *IllegalActionError.
-var ErrIllegalAction = errors.New("illegal action")
+var ErrIllegalAction = spiel.ErrIllegalAction
 
-// IllegalActionError says which action was refused and what was legal.
-type IllegalActionError struct {
-	Env    int // index in a batch; -1 for a single State
-	Player int
-	Action int
-	Legal  []int
-}
-
-func (e *IllegalActionError) Error() string {
-	where := ""
-	if e.Env >= 0 {
-		where = fmt.Sprintf("env %d: ", e.Env)
-	}
-	return fmt.Sprintf("%sillegal action %d for seat %d (legal: %v)", where, e.Action, e.Player, e.Legal)
-}
-
-func (e *IllegalActionError) Unwrap() error { return ErrIllegalAction }
+// IllegalActionError says which action was refused and what was legal
+// (spiel's, the same for every game).
+type IllegalActionError = spiel.IllegalActionError
 
 // Play is one card played by one seat.
 type Play struct {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -59,6 +60,10 @@ type VecConfig struct {
 	// each game's bit sets, instead of the byte tensor: Obs is then nil.
 	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
+
+	// bot, when set (spiel.NewVec's registry-made opponent), plays the
+	// opponent seats instead of the bot registered as Opponent.
+	bot Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -106,13 +111,8 @@ type VecEnv struct {
 // PanicError is a panic caught inside a reset or step: in a worker
 // goroutine, a bot, or a goroutine a bot started. The VecEnv that caught it
 // is broken for good (its games are half-stepped): Step returns this error
-// and Err reports it.
-type PanicError struct {
-	Value any    // what was passed to panic
-	Stack []byte // the stack where it happened
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
+// and Err reports it. It is spiel's, the same for every game.
+type PanicError = spiel.PanicError
 
 // Recovered turns a value from recover() into a *PanicError, keeping the
 // stack of a panic already caught and passed on. Call it in the deferred
@@ -163,7 +163,12 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 		}
 	}
-	if cfg.Opponent != "" {
+	if cfg.bot != nil {
+		v.bot = cfg.bot
+		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+			return nil, err
+		}
+	} else if cfg.Opponent != "" {
 		if v.bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}

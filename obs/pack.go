@@ -34,9 +34,13 @@ type Packing struct {
 }
 
 // Packing returns how l's observation is packed.
-func (l *Layout) Packing() Packing {
-	p := Packing{Bytes: PackedLen(l.Size)}
-	for _, s := range l.Sections {
+func (l *Layout) Packing() Packing { return PackingOf(l.Size, l.Sections) }
+
+// PackingOf returns how an observation of size elements in these sections
+// (in order) is packed: any game's layout packs this way.
+func PackingOf(size int, sections []Section) Packing {
+	p := Packing{Bytes: PackedLen(size)}
+	for _, s := range sections {
 		if s.Max <= 1 {
 			continue
 		}

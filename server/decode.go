@@ -14,6 +14,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // format is a body encoding.
@@ -325,10 +327,95 @@ func (l *seatList) set(xs []*int) error {
 	return nil
 }
 
+// gameRequest is the create request's "game": {"name": ..., <params>}.
+// The parameters are the game's own (GET /v1/games lists them); the
+// engine checks them. Integer values are kept as int (so two requests
+// compare equal whatever codec carried them), anything else as decoded,
+// for the engine to refuse by name.
 type gameRequest struct {
-	Players     *int `json:"players"`
-	Deals       *int `json:"deals"`
-	FirstDealer *int `json:"first_dealer"`
+	Name   string
+	Params map[string]any // nil when none is given
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (g *gameRequest) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Errorf(CodeBadRequest, "game: want an object: %v", err)
+	}
+	*g = gameRequest{}
+	for k, raw := range m {
+		if k == "name" {
+			if err := json.Unmarshal(raw, &g.Name); err != nil {
+				return fieldErrorf("game.name", "game.name: want a string")
+			}
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fieldErrorf("game."+k, "game.%s: %v", k, err)
+		}
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				v = i
+			} else if f, err := n.Float64(); err == nil {
+				v = f
+			}
+		}
+		g.set(k, v)
+	}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (g *gameRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
+	*g = gameRequest{}
+	if c, err := dec.PeekCode(); err == nil && c == msgpcode.Nil {
+		return dec.DecodeNil()
+	}
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return Errorf(CodeBadRequest, "game: want a map: %v", err)
+	}
+	for range n {
+		k, err := dec.DecodeString()
+		if err != nil {
+			return Errorf(CodeBadRequest, "game.: keys must be strings: %v", err)
+		}
+		if k == "name" {
+			if g.Name, err = dec.DecodeString(); err != nil {
+				return fieldErrorf("game.name", "game.name: want a string")
+			}
+			continue
+		}
+		v, err := dec.DecodeInterface()
+		if err != nil {
+			return fieldErrorf("game."+k, "game.%s: %v", k, err)
+		}
+		g.set(k, v)
+	}
+	return nil
+}
+
+func (g *gameRequest) set(k string, v any) {
+	if v == nil {
+		return // null: the default, as for every optional field
+	}
+	if n, ok := spiel.AsInt(v); ok {
+		v = n
+	}
+	if g.Params == nil {
+		g.Params = map[string]any{}
+	}
+	g.Params[k] = v
+}
+
+func fieldErrorf(field, format string, args ...any) *Error {
+	e := Errorf(CodeBadRequest, format, args...)
+	e.Details = map[string]any{"field": field}
+	return e
 }
 
 // resetRequest is the body of POST .../reset.
@@ -343,6 +430,8 @@ type actionsField struct {
 	dst []int32 // len N, owned by the session
 	raw []byte  // scratch for a tensor blob, cap 8N
 	got bool
+	// numActions is the game's action count: actions are 0..numActions-1 or Skip.
+	numActions int
 }
 
 type stepRequest struct {
@@ -382,7 +471,7 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 			if c == msgpcode.Uint64 && v < 0 {
 				v = 1 << 62 // a huge unsigned value: out of range either way
 			}
-			if e := checkAction(i, v); e != nil {
+			if e := checkAction(i, v, a.numActions); e != nil {
 				return e
 			}
 			a.dst[i] = int32(v)
@@ -444,7 +533,7 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 		if gotShape && !shapeOK {
 			return Errorf(CodeBadRequest, "actions tensor: shape must be [%d]", n)
 		}
-		if e := decodeActionBlob(dtype, data, a.dst); e != nil {
+		if e := decodeActionBlob(dtype, data, a.dst, a.numActions); e != nil {
 			return e
 		}
 		a.got = true
@@ -483,7 +572,7 @@ func (a *actionsField) UnmarshalJSON(b []byte) error {
 			if err != nil {
 				return Errorf(CodeBadRequest, "actions[%d] = %s: want an integer", i, x)
 			}
-			if e := checkAction(i, v); e != nil {
+			if e := checkAction(i, v, a.numActions); e != nil {
 				return e
 			}
 			a.dst[i] = int32(v)
@@ -502,7 +591,7 @@ func (a *actionsField) UnmarshalJSON(b []byte) error {
 		if t.Shape != nil && (len(t.Shape) != 1 || t.Shape[0] != len(a.dst)) {
 			return Errorf(CodeBadRequest, "actions tensor: shape %v must be [%d]", t.Shape, len(a.dst))
 		}
-		if e := decodeActionBlob(t.Dtype, t.Data, a.dst); e != nil {
+		if e := decodeActionBlob(t.Dtype, t.Data, a.dst, a.numActions); e != nil {
 			return e
 		}
 	default:
@@ -562,13 +651,6 @@ func (r *createRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 		"game": &r.Game, "num_envs": &r.NumEnvs, "seed": &r.Seed, "learner_seats": &r.LearnerSeats,
 		"opponent": &r.Opponent, "reward": &r.Reward, "obs_dtype": &r.ObsDtype,
 		"packing": &r.Packing, "request_id": &r.RequestID,
-	})
-}
-
-// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
-func (g *gameRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFields(dec, "game.", map[string]any{
-		"players": &g.Players, "deals": &g.Deals, "first_dealer": &g.FirstDealer,
 	})
 }
 

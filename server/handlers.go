@@ -13,7 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -57,7 +57,7 @@ func (s *Server) createSession(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	vc, obsDtype, e := s.vecConfig(&req)
+	plan, e := s.plan(&req)
 	if e != nil {
 		s.fail(c, out, e)
 		return
@@ -71,12 +71,12 @@ func (s *Server) createSession(c *gin.Context) {
 		}
 		if sess != nil {
 			s.m.retries.WithLabelValues("create").Inc()
-			s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
+			s.respond(c, http.StatusOK, out, s.sessionResponse(sess))
 			return
 		}
 		pending = p
 	}
-	sess, e := s.buildSession(vc, obsDtype)
+	sess, e := s.buildSession(plan)
 	if pending != nil {
 		s.reg.settleRequestID(*req.RequestID, pending, sess)
 	}
@@ -84,20 +84,35 @@ func (s *Server) createSession(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	s.log.Info("session created", "session", logID(sess.id), "num_envs", sess.n, "players", sess.spec.Players)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames()})
+	s.log.Info("session created", "session", logID(sess.id), "game", plan.g.Type().Name, "num_envs", sess.n, "players", sess.spec.Players)
+	r := s.sessionResponse(sess)
+	r.Seq = 0
+	s.respond(c, http.StatusOK, out, r)
+}
+
+// sessionResponse is what a create and GET /v1/sessions/{id} answer.
+func (s *Server) sessionResponse(sess *session) createResponse {
+	return createResponse{Session: sess.id, Spec: sess.spec, Bots: s.games.Bots(sess.game), Seq: sess.seq.Load()}
+}
+
+// sessionPlan is a checked create request: the game and the engine's config.
+type sessionPlan struct {
+	g        spiel.Game
+	vc       spiel.VecConfig
+	obsDtype string
 }
 
 // buildSession counts a session against the caps, builds it and adds it.
-func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
-	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, vc.Params, obsDtype, vc.Packed).bytes}
-	if vc.Opponent == "search" {
+func (s *Server) buildSession(plan sessionPlan) (*session, *Error) {
+	vc := plan.vc
+	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, plan.g, plan.obsDtype, vc.Packed).bytes}
+	if vc.Bot != nil && spiel.IsCostly(vc.Bot) {
 		u.search = vc.NumEnvs
 	}
 	if e := s.reg.reserve(u, s.cfg.Limits); e != nil {
 		return nil, e
 	}
-	sess, e := s.newSession(vc, obsDtype)
+	sess, e := s.newSession(plan)
 	if e != nil {
 		s.reg.unreserve(u)
 		return nil, e
@@ -107,28 +122,26 @@ func (s *Server) buildSession(vc env.VecConfig, obsDtype string) (*session, *Err
 	return sess, nil
 }
 
-// vecConfig checks a create request and turns it into the engine's config.
-func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
-	var vc env.VecConfig
-	p := env.DefaultParams()
-	p.Deals = 0
-	if g := req.Game; g != nil {
-		if g.Players != nil {
-			p.Players = *g.Players
-		}
-		if g.Deals != nil {
-			if *g.Deals == 0 {
-				return vc, "", paramError(&env.ParamError{Name: "deals", Value: 0, Reason: fmt.Sprintf("must be 1..%d", env.MaxDeals)})
-			}
-			p.Deals = *g.Deals
-		}
-		if g.FirstDealer != nil {
-			p.FirstDealer = *g.FirstDealer
-		}
+// plan turns a create request into the game and the engine's config. The
+// engine checks what it owns (game parameters, seats, the opponent, the
+// reward) and names the field; this checks the wire's own settings and the
+// server's limits.
+func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
+	var plan sessionPlan
+	var given map[string]any
+	name := ""
+	if req.Game != nil {
+		name, given = req.Game.Name, req.Game.Params
 	}
-	p, err := p.Normalized()
+	typ, err := s.games.Lookup(name)
 	if err != nil {
-		return vc, "", paramError(err)
+		e := engineError(err)
+		e.Details["games"] = s.games.Names()
+		return plan, e
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return plan, engineError(err)
 	}
 	n := 1
 	if req.NumEnvs != nil {
@@ -137,11 +150,11 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	if max := s.cfg.Limits.MaxEnvsPerSession; n < 1 || n > max {
 		e := Errorf(CodeBadRequest, "num_envs = %d: must be 1..%d (this server's max_envs_per_session)", n, max)
 		e.Details = map[string]any{"field": "num_envs"}
-		return vc, "", e
+		return plan, e
 	}
-	mode, err := env.ParseRewardMode(req.Reward)
+	mode, err := spiel.ParseRewardMode(req.Reward)
 	if err != nil {
-		return vc, "", field("reward", err)
+		return plan, engineError(err)
 	}
 	obsDtype := dtypeU1
 	switch req.ObsDtype {
@@ -149,70 +162,85 @@ func (s *Server) vecConfig(req *createRequest) (env.VecConfig, string, *Error) {
 	case dtypeF4:
 		obsDtype = dtypeF4
 	default:
-		return vc, "", field("obs_dtype", fmt.Errorf("obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype))
+		return plan, field("obs_dtype", fmt.Errorf("obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype))
 	}
 	packed := false
 	switch req.Packing {
 	case "", packingNone:
 	case packingBits:
 		if obsDtype != dtypeU1 {
-			return vc, "", field("packing", fmt.Errorf("packing %q sends obs as bits: obs_dtype must be \"<u1\", not %q", req.Packing, obsDtype))
+			return plan, field("packing", fmt.Errorf("packing %q sends obs as bits: obs_dtype must be \"<u1\", not %q", req.Packing, obsDtype))
 		}
 		packed = true
 	default:
-		return vc, "", field("packing", fmt.Errorf("packing %q: want %q or %q", req.Packing, packingNone, packingBits))
+		return plan, field("packing", fmt.Errorf("packing %q: want %q or %q", req.Packing, packingNone, packingBits))
 	}
 	seed := req.Seed.V
 	if !req.Seed.Set {
 		seed = randomSeed()
 	}
-	for _, seat := range req.LearnerSeats {
-		if seat < 0 || seat >= p.Players {
-			return vc, "", field("learner_seats", fmt.Errorf("learner seat %d: must be 0..%d", seat, p.Players-1))
+	if req.RequestID != nil && !requestIDPattern.MatchString(*req.RequestID) {
+		return plan, field("request_id", fmt.Errorf("request_id %.80q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", *req.RequestID))
+	}
+	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
+		Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed}
+	if req.Opponent != "" {
+		if vc.Bot, err = s.games.NewBot(g, req.Opponent); err != nil {
+			e := engineError(err)
+			e.Details["field"] = "opponent"
+			e.Details["bots"] = s.games.Bots(typ.Name)
+			return plan, e
 		}
 	}
-	if req.RequestID != nil && !requestIDPattern.MatchString(*req.RequestID) {
-		return vc, "", field("request_id", fmt.Errorf("request_id %.80q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", *req.RequestID))
+	// The engine's own checks (seats, opponent) before the server's caps,
+	// so a request wrong in both names the field.
+	if _, err := vc.Check(g.NumPlayers()); err != nil {
+		return plan, engineError(err)
 	}
-	if req.Opponent != "" && !slices.Contains(env.BotNames(), req.Opponent) {
-		e := field("opponent", fmt.Errorf("opponent %q: unknown bot", req.Opponent))
-		e.Details["bots"] = env.BotNames()
-		return vc, "", e
+	// A costly bot (search) thinks for milliseconds a move: a large batch
+	// of it would hold a step for minutes.
+	if max := s.cfg.Limits.MaxSearchEnvs; vc.Bot != nil && spiel.IsCostly(vc.Bot) && n > max {
+		return plan, field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the %s opponent (limits.max_search_envs)", n, max, req.Opponent))
 	}
-	// The search bot thinks for milliseconds a move: a large batch of it
-	// would hold a step for minutes.
-	if max := s.cfg.Limits.MaxSearchEnvs; req.Opponent == "search" && n > max {
-		return vc, "", field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the search opponent (limits.max_search_envs)", n, max))
-	}
-	cost := costOf(n, p, obsDtype, packed)
+	cost := costOf(n, g, obsDtype, packed)
 	if cost.maxBlob > math.MaxUint32 {
 		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.maxBlob)
 		e.Details = map[string]any{"field": "num_envs"}
-		return vc, "", e
+		return plan, e
 	}
 	if budget := s.cfg.Limits.MemoryBudget; cost.bytes > budget {
 		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.bytes), mib(budget))
 		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.bytes}
-		return vc, "", e
+		return plan, e
 	}
-	return env.VecConfig{
-		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
-		Opponent: req.Opponent, Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed,
-	}, obsDtype, nil
+	return sessionPlan{g: g, vc: vc, obsDtype: obsDtype}, nil
+}
+
+// engineError maps the engine's typed errors to the wire, once: a
+// parameter error names "game.<param>", a config error its field, an
+// unknown bot "opponent".
+func engineError(err error) *Error {
+	e := Errorf(CodeBadRequest, "%v", err)
+	e.Details = map[string]any{}
+	var pe *spiel.ParamError
+	var ce *spiel.ConfigError
+	var ub *spiel.UnknownBotError
+	switch {
+	case errors.As(err, &pe):
+		e.Message = fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
+		e.Details["field"] = "game." + pe.Name
+	case errors.As(err, &ce):
+		e.Details["field"] = ce.Field
+	case errors.As(err, &ub):
+		e.Details["field"] = "opponent"
+	}
+	return e
 }
 
 func field(name string, err error) *Error {
 	e := Errorf(CodeBadRequest, "%v", err)
 	e.Details = map[string]any{"field": name}
 	return e
-}
-
-func paramError(err error) *Error {
-	var pe *env.ParamError
-	if errors.As(err, &pe) {
-		return field("game."+pe.Name, err)
-	}
-	return Errorf(CodeBadRequest, "game: %v", err)
 }
 
 // randomSeed draws the seed of a session created without one (it is
@@ -223,45 +251,45 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-func (s *Server) newSession(vc env.VecConfig, obsDtype string) (*session, *Error) {
+func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 	id, err := newSessionID()
 	if err != nil {
 		return nil, asError(err)
 	}
-	v, err := env.NewVecEnv(vc)
+	g, vc := plan.g, plan.vc
+	v, err := spiel.NewVec(g, vc)
 	if err != nil {
-		var pe *env.PanicError
+		var pe *spiel.PanicError
 		if errors.As(err, &pe) {
 			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
 			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
 		}
-		return nil, Errorf(CodeBadRequest, "%v", err)
+		return nil, engineError(err)
 	}
-	l := v.Layout()
-	cfg := v.Config()
-	n := vc.NumEnvs
-	ospec := ObsSpec{Shape: []int{l.Size}, Dtype: obsDtype, Sections: l.Sections}
+	l := g.Observation()
+	n, na := vc.NumEnvs, g.NumDistinctActions()
+	ospec := ObsSpec{Shape: []int{l.Size}, Dtype: plan.obsDtype, Sections: toSections(l.Sections)}
 	packing := packingNone
 	var pk *obs.Packing
-	if cfg.Packed {
+	if vc.Packed {
 		p := v.Packing()
 		pk, packing = &p, packingBits
-		ospec.Packed = &PackedSpec{Bitorder: "little", ObsBytes: p.Bytes, Extra: p.Extra, ExtraBytes: p.ExtraBytes, MaskBytes: env.MaskBytes}
+		ospec.Packed = &PackedSpec{Bitorder: "little", ObsBytes: p.Bytes, Extra: toSpans(p.Extra), ExtraBytes: p.ExtraBytes, MaskBytes: obs.PackedLen(na)}
 	}
 	sess := &session{
-		id: id, n: n, v: v,
+		id: id, n: n, v: v, game: g.Type().Name,
 		claim: make(chan struct{}, 1), gone: make(chan struct{}),
-		enc: newBatchEncoder(n, cfg.Params.Players, l.Size, obsDtype, pk),
+		enc: newBatchEncoder(n, g.NumPlayers(), l.Size, na, plan.obsDtype, pk),
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
 		stepL: 4096 + 24*int64(n),
 		spec: Spec{
-			NumEnvs: n, Players: cfg.Params.Players, NumActions: env.NumActions,
-			LearnerSeats: v.LearnerSeats(), Opponent: cfg.Opponent, Reward: cfg.Reward.String(),
-			Seed: vc.Seed, Game: cfg.Params, Packing: packing, Obs: ospec,
+			NumEnvs: n, Players: g.NumPlayers(), NumActions: na,
+			LearnerSeats: v.LearnerSeats(), Opponent: vc.Opponent, Reward: vc.Reward.String(),
+			Seed: vc.Seed, Game: gameSpec(g), Packing: packing, Obs: ospec,
 		},
 	}
-	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n)}
+	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n), numActions: na}
 	sess.last.actions = make([]int32, n)
 	return sess, nil
 }
@@ -287,7 +315,7 @@ func (s *Server) getSession(c *gin.Context) {
 		return
 	}
 	defer s.reg.release(sess)
-	s.respond(c, http.StatusOK, out, createResponse{Session: sess.id, Spec: sess.spec, Bots: env.BotNames(), Seq: sess.seq.Load()})
+	s.respond(c, http.StatusOK, out, s.sessionResponse(sess))
 }
 
 func (s *Server) deleteSession(c *gin.Context) {
@@ -379,7 +407,7 @@ func (s *Server) step(c *gin.Context) {
 			s.broken(c, out, sess, err)
 			return
 		}
-		var ia *env.IllegalActionError
+		var ia *spiel.IllegalActionError
 		if errors.As(err, &ia) {
 			e := Errorf(CodeIllegalAction, "%v; no env was stepped", err)
 			legal := ia.Legal
@@ -405,7 +433,7 @@ func (s *Server) step(c *gin.Context) {
 // bug, say): its games are half-stepped, so it is deleted, and the request
 // answers 500. The server goes on.
 func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
-	var pe *env.PanicError
+	var pe *spiel.PanicError
 	if errors.As(err, &pe) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
@@ -432,4 +460,51 @@ func (s *Server) record(c *gin.Context) {
 		return
 	}
 	s.respond(c, http.StatusOK, out, recordResponse{Finished: toGameRecord(fin), Current: toGameRecord(cur)})
+}
+
+// gameInfo is one entry of GET /v1/games.
+type gameInfo struct {
+	Name          string      `json:"name"`
+	Doc           string      `json:"doc"`
+	Default       bool        `json:"default"`
+	Players       []int       `json:"players"`
+	Params        []paramInfo `json:"params"`
+	NumActions    int         `json:"num_actions"`
+	MaxGameLength int         `json:"max_game_length"`
+	Obs           ObsSpec     `json:"obs"`
+	Bots          []string    `json:"bots"`
+}
+
+type paramInfo struct {
+	Name    string `json:"name"`
+	Default int    `json:"default"`
+	Min     int    `json:"min"`
+	Max     int    `json:"max"`
+	Doc     string `json:"doc"`
+}
+
+func (s *Server) listGames(c *gin.Context) {
+	out := responseFormat(c.Request, formatJSON)
+	names := s.games.Names()
+	list := make([]gameInfo, 0, len(names))
+	for i, name := range names {
+		typ, err := s.games.Lookup(name)
+		if err != nil {
+			continue
+		}
+		g, err := typ.Default()
+		if err != nil {
+			s.fail(c, out, Errorf(CodeInternal, "game %s: its default parameters fail: %v", name, err))
+			return
+		}
+		l := g.Observation()
+		info := gameInfo{Name: name, Doc: typ.Doc, Default: i == 0, Players: typ.Players, Params: []paramInfo{},
+			NumActions: g.NumDistinctActions(), MaxGameLength: g.MaxGameLength(),
+			Obs: ObsSpec{Shape: []int{l.Size}, Dtype: dtypeU1, Sections: toSections(l.Sections)}, Bots: s.games.Bots(name)}
+		for _, p := range typ.Params {
+			info.Params = append(info.Params, paramInfo{Name: p.Name, Default: p.Default, Min: p.Min, Max: p.Max, Doc: p.Doc})
+		}
+		list = append(list, info)
+	}
+	s.respond(c, http.StatusOK, out, map[string]any{"games": list})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -39,6 +40,15 @@ func testConfig(mutate ...func(*server.Config)) server.Config {
 func newServer(tb testing.TB, mutate ...func(*server.Config)) *server.Server {
 	tb.Helper()
 	srv, err := server.New(testConfig(mutate...), nil)
+	require.NoError(tb, err)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// newServerOf builds a server of the games in reg, closed at the end of the test.
+func newServerOf(tb testing.TB, reg *spiel.Registry, mutate ...func(*server.Config)) *server.Server {
+	tb.Helper()
+	srv, err := server.New(testConfig(mutate...), nil, server.WithGames(reg))
 	require.NoError(tb, err)
 	tb.Cleanup(srv.Close)
 	return srv

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -40,22 +41,34 @@ const sessionOverhead = 256 << 10
 // heap's rounding. Answers, msgpack or JSON, are written straight from
 // those buffers (JSON's base64 is encoded as it is written), so they add
 // nothing that grows with the session.
-func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
-	l := obs.NewLayout(p.Players)
-	d, players := int64(l.Size), int64(p.Players)
-	perEnv := int64(unsafe.Sizeof(env.State{})) + int64(unsafe.Sizeof(env.RNG{})) + 1 +
-		2*(int64(unsafe.Sizeof(env.Record{}))+int64(p.Deals)*int64(unsafe.Sizeof(env.DealRecord{})))
+//
+// A game with no kernel of its own (spiel's generic Vec) holds two States
+// per env; their size is not known to the server, so each is counted as
+// genericStateBytes plus 8 bytes per action of its longest game (a history).
+func costOf(n int, g spiel.Game, obsDtype string, packed bool) sessionCost {
+	l := g.Observation()
+	na := int64(g.NumDistinctActions())
+	maskBytes := int64(obs.PackedLen(int(na)))
+	d, players := int64(l.Size), int64(g.NumPlayers())
+	var perEnv int64
+	if cg, ok := g.(*env.SpielGame); ok {
+		p := cg.G.Params()
+		perEnv = int64(unsafe.Sizeof(env.State{})) + int64(unsafe.Sizeof(env.RNG{})) + 1 +
+			2*(int64(unsafe.Sizeof(env.Record{}))+int64(p.Deals)*int64(unsafe.Sizeof(env.DealRecord{})))
+	} else {
+		perEnv = 2*(genericStateBytes+8*int64(g.MaxGameLength())) + int64(unsafe.Sizeof(spiel.RNG{})) + 8 + 1
+	}
 	var obsBlob, obsEngine int64
 	switch {
 	case packed:
 		pk := l.Packing()
-		obsBlob = int64(pk.Bytes + pk.ExtraBytes + env.MaskBytes)
-		obsEngine = obsBlob + env.NumActions // the byte mask is kept too
+		obsBlob = int64(pk.Bytes+pk.ExtraBytes) + maskBytes
+		obsEngine = obsBlob + na + d // the byte mask is kept too, and (generic) one observation
 	case obsDtype == dtypeF4:
-		obsBlob = 4*d + env.NumActions
-		obsEngine = d + env.NumActions + 4*d // the engine's bytes and the float copy
+		obsBlob = 4*d + na
+		obsEngine = d + na + 4*d // the engine's bytes and the float copy
 	default:
-		obsBlob = d + env.NumActions
+		obsBlob = d + na
 		obsEngine = obsBlob
 	}
 	rest := 1 + 4*players + 1 + 4*players + 8 // player, rewards, done, scores, episode
@@ -63,13 +76,17 @@ func costOf(n int, p env.Params, obsDtype string, packed bool) sessionCost {
 	perEnv += 4 + 4 + 8 + 4 + 24 // actions: engine, decoded, tensor scratch, last step; the step body's cap
 	nn := int64(n)
 	c := sessionCost{answer: nn*(obsBlob+rest) + 512}
-	c.maxBlob = nn * max(obsBlob-env.NumActions, env.NumActions, 8, 4*players)
+	c.maxBlob = nn * max(obsBlob-na, na, 8, 4*players)
 	if packed {
-		c.maxBlob = nn * int64(max(l.Packing().Bytes, env.MaskBytes))
+		c.maxBlob = nn * max(int64(l.Packing().Bytes), maskBytes)
 	}
 	c.bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8
 	return c
 }
+
+// genericStateBytes is what the server counts for one State of a game
+// without its own kernel, besides its history.
+const genericStateBytes = 2048
 
 // mib formats bytes as MiB for messages.
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", math.Ceil(float64(b)/(1<<20))) }

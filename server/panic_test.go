@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
@@ -31,10 +32,11 @@ func (b explodingBot) Act(s *env.State, rng *env.RNG) env.Action {
 // VecEnv worker goroutine answers that step 500, deletes its session, and
 // leaves the server (and other sessions) running.
 func TestPanicInAWorkerEndsTheRequestAndTheSession(t *testing.T) {
-	srv := newServer(t)
-	c := &client{tb: t, h: srv.Handler()}
 	var calls atomic.Int64
-	env.RegisterBot("test-exploding", func() env.Bot { return explodingBot{calls: &calls, after: 20000} })
+	reg := games.Default()
+	require.NoError(t, reg.RegisterBot(env.GameName, "test-exploding", env.SpielBot(func() env.Bot { return explodingBot{calls: &calls, after: 20000} })))
+	srv := newServerOf(t, reg)
+	c := &client{tb: t, h: srv.Handler()}
 	other := c.create(map[string]any{"num_envs": 2, "seed": 1}).Session
 	b := c.reset(other, map[string]any{"seed": 1})
 	id := c.create(map[string]any{"num_envs": 512, "seed": 1, "learner_seats": []int{0}, "opponent": "test-exploding"}).Session

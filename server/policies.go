@@ -14,6 +14,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Option adjusts a Server at construction.
@@ -27,8 +28,14 @@ func WithPolicies(ps map[string]*policy.Policy) Option {
 		for name, p := range ps {
 			s.policies[name] = p
 		}
-		policy.Register(ps)
 	}
+}
+
+// WithGames serves the games of reg (cmd/ passes games.Default(), a test
+// build adds its own). Without it a server serves games.Default(). Trained
+// policies become bots of the card game in reg.
+func WithGames(reg *spiel.Registry) Option {
+	return func(s *Server) { s.games = reg }
 }
 
 // policyInfo is one entry of GET /v1/policies.

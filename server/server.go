@@ -31,7 +31,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Server serves the API. Make one with New; serve it with Serve (or mount
@@ -45,6 +48,7 @@ type Server struct {
 	tokenHash *[32]byte
 	draining  atomic.Bool
 	policies  map[string]*policy.Policy // loaded at start-up, read-only after
+	games     *spiel.Registry           // the games served, and their bots
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -68,6 +72,15 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, stop: make(chan struct{}), swept: make(chan struct{}), policies: map[string]*policy.Policy{}}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.games == nil {
+		s.games = games.Default()
+	}
+	for name, p := range s.policies {
+		// Each policy is a bot of the card game in this server's registry.
+		if err := s.games.RegisterBot(env.GameName, "policy:"+name, env.SpielBot(func() env.Bot { return policy.Bot{Policy: p, Greedy: true} })); err != nil {
+			return nil, err
+		}
 	}
 	s.reg.sessions = make(map[string]*session)
 	s.reg.ids = make(map[string]*createEntry)
@@ -98,6 +111,7 @@ func (s *Server) routes() http.Handler {
 	api.POST("/v1/sessions/:id/reset", s.reset)
 	api.POST("/v1/sessions/:id/step", s.step)
 	api.GET("/v1/sessions/:id/envs/:k/record", s.record)
+	api.GET("/v1/games", s.listGames)
 	api.GET("/v1/policies", s.listPolicies)
 	api.POST("/v1/policies/:name/act", s.act)
 	s.mountWeb(r) // the browser app at "/" (web.go), unless web.enabled is false

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -118,7 +119,7 @@ func (e *batchEncoder) seqTail(seq int64) []byte {
 // newBatchEncoder lays out the answers of a session of n envs, p players and
 // observations of d elements: obs as obsDtype, or packed as pk describes
 // (pk != nil: obs_bits, obs_extra and mask_bits replace obs and mask).
-func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncoder {
+func newBatchEncoder(n, p, d, numActions int, obsDtype string, pk *obs.Packing) *batchEncoder {
 	e := &batchEncoder{}
 	type tensor struct {
 		key, dtype string
@@ -131,7 +132,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		ts = append(ts,
 			tensor{"obs_bits", dtypeU1, 1, []int{n, pk.Bytes}},
 			tensor{"obs_extra", dtypeU1, 1, []int{n, pk.ExtraBytes}},
-			tensor{"mask_bits", dtypeU1, 1, []int{n, env.MaskBytes}})
+			tensor{"mask_bits", dtypeU1, 1, []int{n, obs.PackedLen(numActions)}})
 	} else {
 		item := 1
 		if obsDtype == dtypeF4 {
@@ -140,7 +141,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 		}
 		ts = append(ts,
 			tensor{"obs", obsDtype, item, []int{n, d}},
-			tensor{"mask", dtypeU1, 1, []int{n, env.NumActions}})
+			tensor{"mask", dtypeU1, 1, []int{n, numActions}})
 	}
 	ts = append(ts,
 		tensor{"player", dtypeI1, 1, []int{n}},
@@ -197,7 +198,7 @@ func newBatchEncoder(n, p, d int, obsDtype string, pk *obs.Packing) *batchEncode
 
 // blobs returns the buffers of v's last reset or step, as bytes, in the
 // order of e.keys (the first e.n are set).
-func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
+func (e *batchEncoder) blobs(v spiel.Vec) [maxBatch][]byte {
 	var out [maxBatch][]byte
 	k := 0
 	switch {
@@ -227,7 +228,7 @@ func (e *batchEncoder) blobs(v *env.VecEnv) [maxBatch][]byte {
 // writeJSON writes the JSON form of a batch (base64 blobs), keyed as in
 // msgpack, straight from the engine's buffers: the base64 is encoded as it
 // is written, so a JSON answer costs no more memory than a msgpack one.
-func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64) {
+func (e *batchEncoder) writeJSON(w http.ResponseWriter, v spiel.Vec, seq int64) {
 	digits := strconv.AppendInt(nil, seq, 10)
 	h := w.Header()
 	h["Content-Type"] = ctJSON
@@ -256,23 +257,23 @@ func (e *batchEncoder) writeJSON(w http.ResponseWriter, v *env.VecEnv, seq int64
 
 // Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
 type Spec struct {
-	NumEnvs      int        `json:"num_envs"`
-	Players      int        `json:"players"`
-	NumActions   int        `json:"num_actions"`
-	LearnerSeats []int      `json:"learner_seats"`
-	Opponent     string     `json:"opponent"`
-	Reward       string     `json:"reward"`
-	Seed         uint64     `json:"seed"`
-	Game         env.Params `json:"game"`
-	Packing      string     `json:"packing"` // "none" or "bits"
-	Obs          ObsSpec    `json:"obs"`
+	NumEnvs      int      `json:"num_envs"`
+	Players      int      `json:"players"`
+	NumActions   int      `json:"num_actions"`
+	LearnerSeats []int    `json:"learner_seats"`
+	Opponent     string   `json:"opponent"`
+	Reward       string   `json:"reward"`
+	Seed         uint64   `json:"seed"`
+	Game         GameSpec `json:"game"`
+	Packing      string   `json:"packing"` // "none" or "bits"
+	Obs          ObsSpec  `json:"obs"`
 }
 
 // ObsSpec describes the observation tensor.
 type ObsSpec struct {
-	Shape    []int         `json:"shape"`
-	Dtype    string        `json:"dtype"`
-	Sections []obs.Section `json:"sections"`
+	Shape    []int     `json:"shape"`
+	Dtype    string    `json:"dtype"`
+	Sections []Section `json:"sections"`
 	// Packed says how obs_bits, obs_extra and mask_bits carry obs and mask
 	// in a session created with "packing": "bits"; absent otherwise.
 	Packed *PackedSpec `json:"packed,omitempty"`
@@ -284,11 +285,57 @@ type ObsSpec struct {
 // obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
 // count=90, bitorder="little").
 type PackedSpec struct {
-	Bitorder   string     `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
-	ObsBytes   int        `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
-	Extra      []obs.Span `json:"extra"`       // spans of obs carried in obs_extra, in order
-	ExtraBytes int        `json:"extra_bytes"` // obs_extra row
-	MaskBytes  int        `json:"mask_bytes"`  // mask_bits row: ceil(90/8)
+	Bitorder   string `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
+	ObsBytes   int    `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
+	Extra      []Span `json:"extra"`       // spans of obs carried in obs_extra, in order
+	ExtraBytes int    `json:"extra_bytes"` // obs_extra row
+	MaskBytes  int    `json:"mask_bytes"`  // mask_bits row: ceil(num_actions/8)
+}
+
+// GameSpec is the wire's "game": {"name": ..., <every parameter>}.
+type GameSpec map[string]any
+
+// gameSpec describes g: its name and parameters, defaults filled.
+func gameSpec(g spiel.Game) GameSpec {
+	out := GameSpec{"name": g.Type().Name}
+	for k, v := range g.Values() {
+		out[k] = v
+	}
+	return out
+}
+
+// Section is one named block of the observation, as the wire shows it
+// (obs.Section's fields; the engine's types carry no wire names).
+type Section struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Shape  []int  `json:"shape"`
+	Min    int    `json:"min"`
+	Max    int    `json:"max"`
+	Doc    string `json:"doc"`
+}
+
+// Span is a run of the observation carried in obs_extra.
+type Span struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Length int    `json:"length"`
+}
+
+func toSections(ss []obs.Section) []Section {
+	out := make([]Section, len(ss))
+	for i, s := range ss {
+		out[i] = Section{Name: s.Name, Offset: s.Offset, Shape: s.Shape, Min: s.Min, Max: s.Max, Doc: s.Doc}
+	}
+	return out
+}
+
+func toSpans(ss []obs.Span) []Span {
+	out := make([]Span, len(ss))
+	for i, s := range ss {
+		out[i] = Span{Name: s.Name, Offset: s.Offset, Length: s.Length}
+	}
+	return out
 }
 
 // createResponse answers POST /v1/sessions and GET /v1/sessions/{id}.
@@ -307,10 +354,16 @@ type recordResponse struct {
 	Current  *gameRecord `json:"current"`
 }
 
+// gameRecord is one game's record on the wire: the same fields for every
+// game (game, actions, returns, and seed when it replays the game), and
+// the card game's deals and totals.
 type gameRecord struct {
-	Game   env.Params   `json:"game"`
-	Deals  []dealRecord `json:"deals"`
-	Totals []int        `json:"totals"`
+	Game    GameSpec     `json:"game"`
+	Actions []int        `json:"actions"`
+	Returns []float64    `json:"returns"`
+	Seed    *uint64      `json:"seed,omitempty"`
+	Deals   []dealRecord `json:"deals,omitempty"`
+	Totals  []int        `json:"totals,omitempty"`
 }
 
 type dealRecord struct {
@@ -322,12 +375,27 @@ type dealRecord struct {
 	Done   bool  `json:"done"`
 }
 
-func toGameRecord(r *env.Record) *gameRecord {
-	if r == nil {
+func toGameRecord(sr *spiel.Record) *gameRecord {
+	if sr == nil {
 		return nil
 	}
+	g := &gameRecord{Game: GameSpec{"name": sr.Game}, Actions: sr.Actions, Returns: sr.Returns}
+	for k, v := range sr.Values {
+		g.Game[k] = v
+	}
+	if g.Actions == nil {
+		g.Actions = []int{}
+	}
+	if sr.HasSeed {
+		seed := sr.Seed
+		g.Seed = &seed
+	}
+	r, ok := sr.Extra.(*env.Record)
+	if !ok {
+		return g
+	}
 	p := r.Params.Players
-	g := &gameRecord{Game: r.Params, Deals: make([]dealRecord, len(r.Deals)), Totals: r.Totals()}
+	g.Deals, g.Totals = make([]dealRecord, len(r.Deals)), r.Totals()
 	for i := range r.Deals {
 		d := &r.Deals[i]
 		w := dealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
@@ -357,7 +425,7 @@ var actionDtypes = map[string]int{
 }
 
 // decodeActionBlob turns a tensor blob into actions, range-checking each.
-func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
+func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *Error {
 	size, ok := actionDtypes[dtype]
 	if !ok {
 		return Errorf(CodeBadRequest, "actions: dtype %q: want an integer dtype such as \"<i4\" or \"<i8\"", dtype)
@@ -397,7 +465,7 @@ func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
 			}
 			v = int64(u)
 		}
-		if e := checkAction(i, v); e != nil {
+		if e := checkAction(i, v, numActions); e != nil {
 			return e
 		}
 		dst[i] = int32(v)
@@ -405,9 +473,9 @@ func decodeActionBlob(dtype string, data []byte, dst []int32) *Error {
 	return nil
 }
 
-func checkAction(i int, v int64) *Error {
-	if (v < 0 || v >= env.NumActions) && v != env.Skip {
-		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, env.NumActions-1, env.Skip)
+func checkAction(i int, v int64, numActions int) *Error {
+	if (v < 0 || v >= int64(numActions)) && v != spiel.Skip {
+		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, spiel.Skip)
 		e.Details = map[string]any{"env": i, "action": v}
 		return e
 	}

@@ -22,9 +22,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server"
 )
+
+// extraGames register games beyond games.Default(): empty in a plain
+// build; the "testgame" build tag adds the test game (testgame.go).
+var extraGames []func(*spiel.Registry) error
 
 // stopSignals end the server gracefully (drain, then exit). SIGHUP is one
 // of them: a closed terminal or a supervisor's reload must never kill the
@@ -55,7 +61,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2
 	}
-	srv, err := server.New(cfg, log, server.WithPolicies(policies))
+	reg := games.Default()
+	for _, add := range extraGames {
+		if err := add(reg); err != nil {
+			fmt.Fprintln(stderr, "dgserver:", err)
+			return 2
+		}
+	}
+	srv, err := server.New(cfg, log, server.WithGames(reg), server.WithPolicies(policies))
 	if err != nil {
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2

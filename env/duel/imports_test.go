@@ -14,7 +14,7 @@ import (
 func TestEngineImportsNothingWithIO(t *testing.T) {
 	allowed := map[string]bool{
 		"errors": true, "fmt": true, "math/bits": true, "strconv": true, "strings": true,
-		"github.com/davidgoliath/dgenv/env": true, "github.com/davidgoliath/dgenv/obs": true,
+		"github.com/davidgoliath/dgenv/env": true, "github.com/davidgoliath/dgenv/env/spiel": true, "github.com/davidgoliath/dgenv/obs": true,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil || len(files) == 0 {

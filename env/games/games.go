@@ -1,0 +1,37 @@
+// Package games builds the registry of the games this module ships: the
+// card game (david_goliath, the default) and the duel, each with its bots.
+// It is wiring, not a global: every call returns a new Registry.
+package games
+
+import (
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/duel"
+	"github.com/davidgoliath/dgenv/env/spiel"
+)
+
+// Default returns a new registry of the shipped games. The card game's bots
+// are the bots of package env at the time of the call.
+func Default() *spiel.Registry {
+	r := spiel.NewRegistry()
+	r.MustRegister(env.SpielType())
+	for _, name := range env.BotNames() {
+		mustBot(r, env.GameName, name, env.SpielBot(func() env.Bot {
+			b, err := env.NewBot(name)
+			if err != nil {
+				panic(err)
+			}
+			return b
+		}))
+	}
+	r.MustRegister(duel.SpielType())
+	for name, f := range duel.Bots() {
+		mustBot(r, duel.Name, name, f)
+	}
+	return r
+}
+
+func mustBot(r *spiel.Registry, game, name string, f spiel.BotFactory) {
+	if err := r.RegisterBot(game, name, f); err != nil {
+		panic(err)
+	}
+}

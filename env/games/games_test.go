@@ -1,0 +1,88 @@
+package games_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env/spiel/spieltest"
+)
+
+func TestEveryGameConforms(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		t.Run(name, func(t *testing.T) {
+			typ, err := reg.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := typ.Default()
+			if err != nil {
+				t.Fatal(err)
+			}
+			spieltest.Conformance(t, reg, g, 3)
+		})
+	}
+}
+
+func TestDefaultIsTheCardGame(t *testing.T) {
+	reg := games.Default()
+	typ, err := reg.Lookup("")
+	if err != nil || typ.Name != "david_goliath" {
+		t.Fatalf("Lookup(\"\") = %v, %v", typ, err)
+	}
+	if got := reg.Names(); len(got) != 2 || got[1] != "duel" {
+		t.Fatalf("Names() = %v", got)
+	}
+	if reg == games.Default() {
+		t.Fatal("Default returned the same registry twice")
+	}
+}
+
+func TestParamErrorsNameTheField(t *testing.T) {
+	reg := games.Default()
+	for _, c := range []struct {
+		game  string
+		given map[string]any
+		field string
+	}{
+		{"david_goliath", map[string]any{"players": 7}, "players"},
+		{"david_goliath", map[string]any{"players": 3, "first_dealer": 3}, "first_dealer"},
+		{"david_goliath", map[string]any{"deals": 1.5}, "deals"},
+		{"david_goliath", map[string]any{"colours": 4}, "colours"},
+		{"duel", map[string]any{"max_rounds": 0}, "max_rounds"},
+		{"duel", map[string]any{"players": 2}, "players"},
+	} {
+		typ, err := reg.Lookup(c.game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = typ.New(c.given)
+		var pe *spiel.ParamError
+		if !errors.As(err, &pe) || pe.Name != c.field || !errors.Is(err, spiel.ErrParams) {
+			t.Errorf("%s %v: err = %v, want a ParamError naming %q", c.game, c.given, err, c.field)
+		}
+	}
+	if _, err := reg.Lookup("chess"); err == nil {
+		t.Error("Lookup(chess) = nil error")
+	}
+}
+
+func TestVecOfEveryGameAllocatesNothingPerStep(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		for _, packed := range []bool{false, true} {
+			typ, _ := reg.Lookup(name)
+			g, _ := typ.Default()
+			bot, err := reg.NewBot(g, "random")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := spiel.VecConfig{NumEnvs: 8, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Packed: packed, Workers: 1}
+			if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
+				t.Errorf("%s packed=%v: %v allocs per step", name, packed, a)
+			}
+		}
+	}
+}
