@@ -100,8 +100,9 @@ def test_single_seat_adapters_take_their_seat_from_options(client: dgenv.Client)
         VecEnv(2, options=EnvOptions(learner_seats=[0, 1], client=client))
     with pytest.raises(ValueError, match="learner_seat"):
         Env(client, players=3, learner_seat=3)
-    with pytest.raises(dgenv.BadRequest, match="learner seat 4"):
-        Env(client, learner_seat=4)  # 4 players by default: the server names the seat
+    with pytest.raises(dgenv.BadRequest, match="learner") as ei:
+        Env(client, learner_seat=4)  # 4 players by default: the server names the field
+    assert ei.value.details.get("field") == "learner_seats"
 
 
 def test_rllib_env_config_takes_options_and_fields() -> None:

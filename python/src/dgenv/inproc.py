@@ -169,6 +169,11 @@ class LocalClient:
         h = _capi.check(self._lib.dg_vec_new(raw, len(raw), self._err, _capi.ERRCAP), self._err)
         try:
             info = _capi.call_json(self._lib.dg_vec_info, h, errbuf=self._err)
+            want = body["game"].get("name")
+            got = Spec.from_wire(info["spec"]).game
+            if want is not None and got != want:  # a library that does not read game.name
+                raise BadRequest(f"game.name {want!r}: this libdgenv does not read game.name (it made {got!r}); play other games over HTTP",
+                                 status=400, code="bad_request", details={"field": "game.name"})
         except BaseException:
             self._lib.dg_free(h)
             raise
