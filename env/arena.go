@@ -5,8 +5,9 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"strconv"
 	"sync"
+
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // PlayGame plays one whole game with bots[seat] at each seat. The deals come
@@ -81,6 +82,26 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 	if cfg.Games < 1 {
 		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
 	}
+	seated := func(rot int) []Bot {
+		out := make([]Bot, p)
+		for i := range p {
+			out[(i+rot)%p] = bots[i]
+		}
+		return out
+	}
+	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
+		return PlayGame(g, seated(rot), dealSeed, botSeed)
+	})
+}
+
+// runMatch plays cfg.Games games of p seats on all cores: game k in
+// rotation k mod p (agent i at seat (i + rot) mod p), from its deal seed
+// (shared by the p rotations of a duplicate set). play returns the totals
+// per seat.
+func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint64) ([]int, error)) (*MatchResult, error) {
+	if cfg.Games < 1 {
+		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
+	}
 	n := cfg.Games
 	if cfg.Duplicate {
 		n = (n + p - 1) / p * p
@@ -106,7 +127,6 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seated := make([]Bot, p)
 			for {
 				mu.Lock()
 				k := next
@@ -119,10 +139,7 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 				if cfg.Duplicate {
 					dealSeed = seeds[k-rot]
 				}
-				for i := range p {
-					seated[(i+rot)%p] = bots[i]
-				}
-				totals, err := PlayGame(g, seated, dealSeed, seeds[k]^0xb07)
+				totals, err := play(rot, dealSeed, seeds[k]^0xb07)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -149,25 +166,55 @@ func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
 	return res, nil
 }
 
+// PlayMatchOf plays a match of any game of a registry: agents name bots of
+// that game (cfg.Params is not used; g is the game). Each game starts from
+// NewInitialState(deal seed), so with Duplicate every rotation of a set
+// meets the same chance as far as the game's chance depends on the seed
+// alone. Totals are the returns rounded to integers.
+func PlayMatchOf(reg *spiel.Registry, g spiel.Game, cfg MatchConfig) (*MatchResult, error) {
+	p := g.NumPlayers()
+	if len(cfg.Agents) != p {
+		return nil, fmt.Errorf("%d agents for %d seats", len(cfg.Agents), p)
+	}
+	bots := make([]spiel.Bot, p)
+	for i, name := range cfg.Agents {
+		var err error
+		if bots[i], err = reg.NewBot(g, name); err != nil {
+			return nil, err
+		}
+	}
+	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
+		s := g.NewInitialState(dealSeed)
+		rngs := make([]spiel.RNG, p)
+		for i := range rngs {
+			rngs[i] = spiel.NewRNG(botSeed, uint64(i))
+		}
+		for steps := 0; !s.IsTerminal(); steps++ {
+			if steps > g.MaxGameLength() {
+				return nil, fmt.Errorf("%s: a game went past MaxGameLength %d", g.Type().Name, g.MaxGameLength())
+			}
+			seat := s.CurrentPlayer()
+			a := bots[(seat-rot+p)%p].Act(s, &rngs[seat])
+			if err := s.ApplyAction(a); err != nil {
+				return nil, fmt.Errorf("%s at seat %d: %w", cfg.Agents[(seat-rot+p)%p], seat, err)
+			}
+		}
+		ret := spiel.Returns(s)
+		totals := make([]int, p)
+		for i, r := range ret {
+			totals[i] = int(math.Round(r))
+		}
+		return totals, nil
+	})
+}
+
 // Estimate is a mean with the half-width of its 95% confidence interval.
 type Estimate struct {
-	Mean float64 `json:"mean"`
-	CI95 float64 `json:"ci95"`
+	Mean float64
+	CI95 float64
 }
 
 func (e Estimate) String() string { return fmt.Sprintf("%.2f ± %.2f", e.Mean, e.CI95) }
-
-// MarshalJSON writes a value that is not finite (an interval from one
-// sample) as null, which JSON can carry.
-func (e Estimate) MarshalJSON() ([]byte, error) {
-	num := func(x float64) string {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "null"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
-}
 
 // Estimate95 is the sample mean with a normal-approximation 95% interval.
 func Estimate95(xs []float64) Estimate {
@@ -193,11 +240,11 @@ func Estimate95(xs []float64) Estimate {
 // AgentStats summarises one agent name over a match (seats held by the same
 // name are pooled per game: their mean is one sample).
 type AgentStats struct {
-	Name  string   `json:"name"`
-	Seats int      `json:"seats"`
-	Score Estimate `json:"score"`      // total per game
-	Diff  Estimate `json:"score_diff"` // total minus the mean of the other seats
-	Win   Estimate `json:"win_rate"`   // share of the win (ties share)
+	Name  string
+	Seats int
+	Score Estimate // total per game
+	Diff  Estimate // total minus the mean of the other seats
+	Win   Estimate // share of the win (ties share)
 }
 
 // Summarize computes per-name statistics.
@@ -230,7 +277,7 @@ func (r *MatchResult) Summarize() []AgentStats {
 			var s, d, w float64
 			for _, i := range idx {
 				s += float64(sc[i])
-				d += float64(sc[i]) - float64(sum-sc[i])/float64(p-1)
+				d += spiel.ZeroSum(float64(sc[i]), float64(sum), p)
 				if sc[i] == best {
 					w += 1 / float64(nBest)
 				}

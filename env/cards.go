@@ -107,16 +107,22 @@ func InDeck(c Card, players int) bool {
 // ColourScore scores one colour of a prize pile given as a bit set
 // (bit v-1 = value v): face values for one or two cards, one point each for three or more.
 func ColourScore(m uint32) int {
-	n := popcount(m)
-	if n > 2 {
-		return n
-	}
 	s := 0
-	for m != 0 {
-		s += trailingZeros(m) + 1
-		m &= m - 1
+	for b := m; b != 0; b &= b - 1 {
+		s += trailingZeros(b) + 1
 	}
-	return s
+	return ColourPoints(popcount(m), s)
+}
+
+// ColourPoints is the colour-scoring rule, the one definition every scorer
+// uses (the heuristic bot too, on expected values): n cards of one colour
+// whose values add up to sum score sum for one or two cards, and one point
+// each (n) for three or more.
+func ColourPoints[T int | float64](n int, sum T) T {
+	if n > 2 {
+		return T(n)
+	}
+	return sum
 }
 
 // Score adds ColourScore over the five colours of a prize pile.

@@ -39,11 +39,7 @@ func (ps *pileSketch) add(colour int, value float64) {
 func (ps *pileSketch) score() float64 {
 	s := 0.0
 	for c := range NumColours {
-		if ps.n[c] > 2 {
-			s += float64(ps.n[c])
-		} else {
-			s += ps.sum[c]
-		}
+		s += ColourPoints(ps.n[c], ps.sum[c])
 	}
 	return s
 }

@@ -9,9 +9,9 @@ import (
 
 // Params are the game parameters.
 type Params struct {
-	Players     int `json:"players" msgpack:"players"`           // 3..6 seats
-	Deals       int `json:"deals" msgpack:"deals"`               // deals in a game, 1..MaxDeals; 0 means "as many as players"
-	FirstDealer int `json:"first_dealer" msgpack:"first_dealer"` // seat that deals the first deal, 0..players-1
+	Players     int // 3..6 seats
+	Deals       int // deals in a game, 1..MaxDeals; 0 means "as many as players"
+	FirstDealer int // seat that deals the first deal, 0..players-1
 }
 
 // DefaultParams is a four-player game of four deals dealt first by seat 0.

@@ -1,6 +1,8 @@
 package env
 
 import (
+	"github.com/davidgoliath/dgenv/env/spiel"
+
 	"math"
 	"runtime"
 	"sync"
@@ -107,11 +109,9 @@ func playOutDeal(s *State, a Action, rollout Bot, rng *RNG, me int) float64 {
 		s.apply(rollout.Act(s, rng))
 	}
 	p := int(s.b.Players)
-	var others int32
+	var sum int32
 	for seat := range p {
-		if seat != me {
-			others += s.lastDeal[seat]
-		}
+		sum += s.lastDeal[seat]
 	}
-	return float64(s.lastDeal[me]) - float64(others)/float64(p-1)
+	return spiel.ZeroSum(float64(s.lastDeal[me]), float64(sum), p)
 }

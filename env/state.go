@@ -16,8 +16,8 @@ type IllegalActionError = spiel.IllegalActionError
 
 // Play is one card played by one seat.
 type Play struct {
-	Seat uint8 `json:"seat"`
-	Card Card  `json:"card"`
+	Seat uint8
+	Card Card
 }
 
 // DealRecord is one deal of a game as it happened.

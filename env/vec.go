@@ -455,7 +455,7 @@ func (v *VecEnv) play(i int, a Action) {
 	for seat := range v.p {
 		r := float32(s.lastDeal[seat])
 		if v.cfg.Reward == RewardZeroSum {
-			r -= float32(sum-s.lastDeal[seat]) / float32(v.p-1)
+			r = spiel.ZeroSum(r, float32(sum), v.p)
 		}
 		rew[seat] += r
 	}

@@ -50,12 +50,12 @@ type Board struct {
 
 // Section is one named block of the observation.
 type Section struct {
-	Name   string `json:"name" msgpack:"name"`
-	Offset int    `json:"offset" msgpack:"offset"`
-	Shape  []int  `json:"shape" msgpack:"shape"`
-	Min    int    `json:"min" msgpack:"min"`
-	Max    int    `json:"max" msgpack:"max"`
-	Doc    string `json:"doc" msgpack:"doc"`
+	Name   string
+	Offset int
+	Shape  []int
+	Min    int
+	Max    int
+	Doc    string
 }
 
 // Size is the number of elements in the section.

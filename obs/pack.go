@@ -17,20 +17,20 @@ import (
 
 // Span is a run of elements of the observation.
 type Span struct {
-	Name   string `json:"name" msgpack:"name"`
-	Offset int    `json:"offset" msgpack:"offset"`
-	Length int    `json:"length" msgpack:"length"`
+	Name   string
+	Offset int
+	Length int
 }
 
 // Packing describes the packed form of one layout's observation.
 type Packing struct {
 	// Bytes is the size of one observation's bits: ceil(Size/8).
-	Bytes int `json:"bytes" msgpack:"bytes"`
+	Bytes int
 	// Extra lists the sections carried as bytes (those with Max > 1), in
 	// the order their bytes follow each other.
-	Extra []Span `json:"extra" msgpack:"extra"`
+	Extra []Span
 	// ExtraBytes is the sum of the extra spans' lengths.
-	ExtraBytes int `json:"extra_bytes" msgpack:"extra_bytes"`
+	ExtraBytes int
 }
 
 // Packing returns how l's observation is packed.

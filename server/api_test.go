@@ -13,6 +13,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func TestHealthAndReadiness(t *testing.T) {
@@ -46,7 +47,8 @@ func TestCreateSessionAnswersTheSpec(t *testing.T) {
 			assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{32}$`), got.Session)
 			s := got.Spec
 			assert.Equal(t, tc.players, s.Players)
-			assert.Equal(t, tc.players, s.Game.Players)
+			assert.Equal(t, tc.players, s.Game.Int("players"))
+			assert.Equal(t, "david_goliath", s.Game["name"])
 			assert.Equal(t, 90, s.NumActions)
 			assert.Equal(t, tc.seats, s.LearnerSeats)
 			assert.Equal(t, tc.opp, s.Opponent)
@@ -538,7 +540,7 @@ func TestRecordRoute(t *testing.T) {
 }
 
 type gameRecord struct {
-	Game  env.Params `json:"game"`
+	Game  wire.GameSpec `json:"game"`
 	Deals []struct {
 		Dealer int      `json:"dealer"`
 		Hands  [][]int  `json:"hands"`

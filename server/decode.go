@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -645,18 +646,32 @@ func decodeFields(dec *msgpack.Decoder, prefix string, fields map[string]any) er
 	return nil
 }
 
-// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
+// DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields. The
+// fields are the struct's json tags (fieldsOf): one list for both codecs.
 func (r *createRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFields(dec, "", map[string]any{
-		"game": &r.Game, "num_envs": &r.NumEnvs, "seed": &r.Seed, "learner_seats": &r.LearnerSeats,
-		"opponent": &r.Opponent, "reward": &r.Reward, "obs_dtype": &r.ObsDtype,
-		"packing": &r.Packing, "request_id": &r.RequestID,
-	})
+	return decodeFields(dec, "", fieldsOf(r))
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder, naming bad fields.
 func (r *resetRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFields(dec, "", map[string]any{"seed": &r.Seed, "seq": &r.Seq})
+	return decodeFields(dec, "", fieldsOf(r))
+}
+
+// fieldsOf maps each json tag name of the struct *p to a pointer to its
+// field: the request's field list, which encoding/json reads from the same
+// tags, so JSON and msgpack accept exactly the same fields.
+func fieldsOf(p any) map[string]any {
+	v := reflect.ValueOf(p).Elem()
+	t := v.Type()
+	out := make(map[string]any, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = v.Field(i).Addr().Interface()
+	}
+	return out
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder without reflection or maps

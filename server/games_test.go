@@ -101,12 +101,12 @@ func minOf(xs []int) int {
 // checkRecord checks a finished game's record on its own terms.
 func checkRecord(tb testing.TB, r *gameRecord, p int) {
 	tb.Helper()
-	require.Len(tb, r.Deals, r.Game.Deals)
+	require.Len(tb, r.Deals, r.Game.Int("deals"))
 	totals := make([]int, p)
 	for k, d := range r.Deals {
 		require.True(tb, d.Done, "deal %d not done", k)
 		require.Len(tb, d.Scores, p)
-		assert.Equal(tb, (r.Game.FirstDealer+k)%p, d.Dealer, "deal %d dealer", k)
+		assert.Equal(tb, (r.Game.Int("first_dealer")+k)%p, d.Dealer, "deal %d dealer", k)
 		require.Len(tb, d.Hands, p)
 		require.Len(tb, d.Plays, 15*p, "deal %d plays", k)
 		held := map[int]int{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func (s *Server) healthz(c *gin.Context) {
@@ -268,13 +269,11 @@ func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 	}
 	l := g.Observation()
 	n, na := vc.NumEnvs, g.NumDistinctActions()
-	ospec := ObsSpec{Shape: []int{l.Size}, Dtype: plan.obsDtype, Sections: toSections(l.Sections)}
-	packing := packingNone
+	spec := wire.NewSpec(g, v, vc, plan.obsDtype)
 	var pk *obs.Packing
 	if vc.Packed {
 		p := v.Packing()
-		pk, packing = &p, packingBits
-		ospec.Packed = &PackedSpec{Bitorder: "little", ObsBytes: p.Bytes, Extra: toSpans(p.Extra), ExtraBytes: p.ExtraBytes, MaskBytes: obs.PackedLen(na)}
+		pk = &p
 	}
 	sess := &session{
 		id: id, n: n, v: v, game: g.Type().Name,
@@ -283,11 +282,7 @@ func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 		// A plain JSON array of n actions with generous spacing, or a
 		// tensor of int64, fits; anything bigger is not a step request.
 		stepL: 4096 + 24*int64(n),
-		spec: Spec{
-			NumEnvs: n, Players: g.NumPlayers(), NumActions: na,
-			LearnerSeats: v.LearnerSeats(), Opponent: vc.Opponent, Reward: vc.Reward.String(),
-			Seed: vc.Seed, Game: gameSpec(g), Packing: packing, Obs: ospec,
-		},
+		spec:  spec,
 	}
 	sess.actions = actionsField{dst: make([]int32, n), raw: make([]byte, 0, 8*n), numActions: na}
 	sess.last.actions = make([]int32, n)

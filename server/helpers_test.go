@@ -18,6 +18,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 const (
@@ -219,15 +220,15 @@ func requireError(tb testing.TB, a answer, status int, code string) errorBody {
 }
 
 type spec struct {
-	NumEnvs      int        `json:"num_envs"`
-	Players      int        `json:"players"`
-	NumActions   int        `json:"num_actions"`
-	LearnerSeats []int      `json:"learner_seats"`
-	Opponent     string     `json:"opponent"`
-	Reward       string     `json:"reward"`
-	Seed         uint64     `json:"seed"`
-	Game         env.Params `json:"game"`
-	Packing      string     `json:"packing"`
+	NumEnvs      int           `json:"num_envs"`
+	Players      int           `json:"players"`
+	NumActions   int           `json:"num_actions"`
+	LearnerSeats []int         `json:"learner_seats"`
+	Opponent     string        `json:"opponent"`
+	Reward       string        `json:"reward"`
+	Seed         uint64        `json:"seed"`
+	Game         wire.GameSpec `json:"game"`
+	Packing      string        `json:"packing"`
 	Obs          struct {
 		Shape    []int  `json:"shape"`
 		Dtype    string `json:"dtype"`

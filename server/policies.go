@@ -15,6 +15,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // Option adjusts a Server at construction.
@@ -40,13 +41,13 @@ func WithGames(reg *spiel.Registry) Option {
 
 // policyInfo is one entry of GET /v1/policies.
 type policyInfo struct {
-	Name        string     `json:"name"`
-	Bot         string     `json:"bot"`
-	Game        env.Params `json:"game"`
-	ObsSize     int        `json:"obs_size"`
-	NumActions  int        `json:"num_actions"`
-	SHA256      string     `json:"sha256"`
-	Description string     `json:"description"`
+	Name        string          `json:"name"`
+	Bot         string          `json:"bot"`
+	Game        wire.CardParams `json:"game"`
+	ObsSize     int             `json:"obs_size"`
+	NumActions  int             `json:"num_actions"`
+	SHA256      string          `json:"sha256"`
+	Description string          `json:"description"`
 }
 
 func (s *Server) listPolicies(c *gin.Context) {
@@ -55,7 +56,7 @@ func (s *Server) listPolicies(c *gin.Context) {
 	for name, p := range s.policies {
 		m := p.Meta()
 		list = append(list, policyInfo{
-			Name: name, Bot: "policy:" + name, Game: m.Game, ObsSize: m.ObsSize,
+			Name: name, Bot: "policy:" + name, Game: wire.CardParamsOf(m.Game), ObsSize: m.ObsSize,
 			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description,
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // policyDir holds the parity model (env/policy/testdata) as <name>.onnx.
@@ -64,7 +65,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		var list struct {
 			Policies []struct {
 				Name, Bot, SHA256 string
-				Game              env.Params
+				Game              wire.CardParams
 				ObsSize           int `json:"obs_size"`
 			}
 		}

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // numpy dtype strings of the tensors on the wire (little-endian, C order).
@@ -42,8 +42,8 @@ const maxBatch = 8
 
 // Packing modes of a session's answers.
 const (
-	packingNone = "none"
-	packingBits = "bits"
+	packingNone = wire.PackingNone
+	packingBits = wire.PackingBits
 )
 
 // bytesOf returns the memory of s as bytes in little-endian order: the very
@@ -255,88 +255,24 @@ func (e *batchEncoder) writeJSON(w http.ResponseWriter, v spiel.Vec, seq int64) 
 	_, _ = io.WriteString(w, jsonEnd)
 }
 
-// Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
-type Spec struct {
-	NumEnvs      int      `json:"num_envs"`
-	Players      int      `json:"players"`
-	NumActions   int      `json:"num_actions"`
-	LearnerSeats []int    `json:"learner_seats"`
-	Opponent     string   `json:"opponent"`
-	Reward       string   `json:"reward"`
-	Seed         uint64   `json:"seed"`
-	Game         GameSpec `json:"game"`
-	Packing      string   `json:"packing"` // "none" or "bits"
-	Obs          ObsSpec  `json:"obs"`
-}
+// The session's wire types live in package wire (shared with cmd/libdgenv
+// and cmd/dgbench); these names keep the server's code short.
+type (
+	Spec       = wire.Spec
+	ObsSpec    = wire.ObsSpec
+	PackedSpec = wire.PackedSpec
+	GameSpec   = wire.GameSpec
+	Section    = wire.Section
+	Span       = wire.Span
+	gameRecord = wire.Record
+)
 
-// ObsSpec describes the observation tensor.
-type ObsSpec struct {
-	Shape    []int     `json:"shape"`
-	Dtype    string    `json:"dtype"`
-	Sections []Section `json:"sections"`
-	// Packed says how obs_bits, obs_extra and mask_bits carry obs and mask
-	// in a session created with "packing": "bits"; absent otherwise.
-	Packed *PackedSpec `json:"packed,omitempty"`
-}
-
-// PackedSpec describes a packed session's answers. Unpacking (numpy):
-// obs = np.unpackbits(obs_bits, axis=1, count=D, bitorder="little"), then
-// each extra span's bytes from obs_extra (in order) copied over
-// obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
-// count=90, bitorder="little").
-type PackedSpec struct {
-	Bitorder   string `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
-	ObsBytes   int    `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
-	Extra      []Span `json:"extra"`       // spans of obs carried in obs_extra, in order
-	ExtraBytes int    `json:"extra_bytes"` // obs_extra row
-	MaskBytes  int    `json:"mask_bytes"`  // mask_bits row: ceil(num_actions/8)
-}
-
-// GameSpec is the wire's "game": {"name": ..., <every parameter>}.
-type GameSpec map[string]any
-
-// gameSpec describes g: its name and parameters, defaults filled.
-func gameSpec(g spiel.Game) GameSpec {
-	out := GameSpec{"name": g.Type().Name}
-	for k, v := range g.Values() {
-		out[k] = v
-	}
-	return out
-}
-
-// Section is one named block of the observation, as the wire shows it
-// (obs.Section's fields; the engine's types carry no wire names).
-type Section struct {
-	Name   string `json:"name"`
-	Offset int    `json:"offset"`
-	Shape  []int  `json:"shape"`
-	Min    int    `json:"min"`
-	Max    int    `json:"max"`
-	Doc    string `json:"doc"`
-}
-
-// Span is a run of the observation carried in obs_extra.
-type Span struct {
-	Name   string `json:"name"`
-	Offset int    `json:"offset"`
-	Length int    `json:"length"`
-}
-
-func toSections(ss []obs.Section) []Section {
-	out := make([]Section, len(ss))
-	for i, s := range ss {
-		out[i] = Section{Name: s.Name, Offset: s.Offset, Shape: s.Shape, Min: s.Min, Max: s.Max, Doc: s.Doc}
-	}
-	return out
-}
-
-func toSpans(ss []obs.Span) []Span {
-	out := make([]Span, len(ss))
-	for i, s := range ss {
-		out[i] = Span{Name: s.Name, Offset: s.Offset, Length: s.Length}
-	}
-	return out
-}
+var (
+	gameSpec     = wire.GameOf
+	toSections   = wire.Sections
+	toSpans      = wire.Spans
+	toGameRecord = wire.RecordOf
+)
 
 // createResponse answers POST /v1/sessions and GET /v1/sessions/{id}.
 type createResponse struct {
@@ -352,69 +288,6 @@ type createResponse struct {
 type recordResponse struct {
 	Finished *gameRecord `json:"finished"`
 	Current  *gameRecord `json:"current"`
-}
-
-// gameRecord is one game's record on the wire: the same fields for every
-// game (game, actions, returns, and seed when it replays the game), and
-// the card game's deals and totals.
-type gameRecord struct {
-	Game    GameSpec     `json:"game"`
-	Actions []int        `json:"actions"`
-	Returns []float64    `json:"returns"`
-	Seed    *uint64      `json:"seed,omitempty"`
-	Deals   []dealRecord `json:"deals,omitempty"`
-	Totals  []int        `json:"totals,omitempty"`
-}
-
-type dealRecord struct {
-	Dealer int      `json:"dealer"`
-	Hands  [][]int  `json:"hands"`
-	Plays  [][2]int `json:"plays"`
-	// Scores is null until the deal's 15th trick is taken.
-	Scores []int `json:"scores"`
-	Done   bool  `json:"done"`
-}
-
-func toGameRecord(sr *spiel.Record) *gameRecord {
-	if sr == nil {
-		return nil
-	}
-	g := &gameRecord{Game: GameSpec{"name": sr.Game}, Actions: sr.Actions, Returns: sr.Returns}
-	for k, v := range sr.Values {
-		g.Game[k] = v
-	}
-	if g.Actions == nil {
-		g.Actions = []int{}
-	}
-	if sr.HasSeed {
-		seed := sr.Seed
-		g.Seed = &seed
-	}
-	r, ok := sr.Extra.(*env.Record)
-	if !ok {
-		return g
-	}
-	p := r.Params.Players
-	g.Deals, g.Totals = make([]dealRecord, len(r.Deals)), r.Totals()
-	for i := range r.Deals {
-		d := &r.Deals[i]
-		w := dealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
-		for s := range p {
-			h := make([]int, len(d.Hands[s]))
-			for j, c := range d.Hands[s] {
-				h[j] = int(c)
-			}
-			w.Hands[s] = h
-		}
-		for j := range d.NumPlays {
-			w.Plays[j] = [2]int{int(d.Plays[j].Seat), int(d.Plays[j].Card)}
-		}
-		if d.Done {
-			w.Scores = append([]int(nil), d.Scores[:p]...)
-		}
-		g.Deals[i] = w
-	}
-	return g
 }
 
 // actionDtypes are the integer dtypes accepted for the actions tensor, with

@@ -23,6 +23,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func init() {
@@ -219,24 +220,19 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 		return nil, fmt.Errorf("-packing %q: want none or bits", c.packing)
 	}
 	var created struct {
-		Session string `msgpack:"session" json:"session"`
-		Spec    struct {
-			Obs struct {
-				Shape  []int `msgpack:"shape" json:"shape"`
-				Packed *struct {
-					ObsBytes   int        `msgpack:"obs_bytes" json:"obs_bytes"`
-					Extra      []obs.Span `msgpack:"extra" json:"extra"`
-					ExtraBytes int        `msgpack:"extra_bytes" json:"extra_bytes"`
-				} `msgpack:"packed" json:"packed"`
-			} `msgpack:"obs" json:"obs"`
-		} `msgpack:"spec" json:"spec"`
+		Session string    `json:"session"`
+		Spec    wire.Spec `json:"spec"`
 	}
 	if err := cl.call("POST", "/v1/sessions", create, &created); err != nil {
 		return nil, err
 	}
 	if pk := created.Spec.Obs.Packed; pk != nil {
 		d := created.Spec.Obs.Shape[0]
-		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: pk.Extra, ExtraBytes: pk.ExtraBytes}
+		extra := make([]obs.Span, len(pk.Extra))
+		for i, sp := range pk.Extra {
+			extra[i] = obs.Span{Name: sp.Name, Offset: sp.Offset, Length: sp.Length}
+		}
+		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: extra, ExtraBytes: pk.ExtraBytes}
 		cl.obs = make([]uint8, n*d)
 		cl.mask = make([]uint8, n*env.NumActions)
 		cl.d = d
@@ -378,7 +374,7 @@ func (cl *benchClient) call(method, path string, v, out any) error {
 	if cl.json {
 		return json.Unmarshal(b, out)
 	}
-	return msgpack.Unmarshal(b, out)
+	return wire.UnmarshalMsgpack(b, out)
 }
 
 // batch posts a reset or step and returns the mask blob of the answer

@@ -12,12 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
@@ -39,6 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
+		game      = flag.String("game", "", "a game of the registry other than the card game (\"duel\"); -players and -deals are then unused and -agents name that game's bots")
+		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
+		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
 		return 2
@@ -67,7 +72,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	res, err := env.PlayMatch(cfg)
+	var res *env.MatchResult
+	var err error
+	if *scoresIn != "" {
+		res, err = readCSV(*scoresIn)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	} else if *game != "" && *game != env.GameName {
+		res, err = playOther(*game, *gparams, cfg)
+		if err == nil {
+			*players = len(res.Agents)
+		}
+	} else {
+		res, err = env.PlayMatch(cfg)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dgeval:", err)
 		return 2
@@ -80,9 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
 	}
 	if *jsonOut != "" {
-		out := map[string]any{
-			"games": len(res.Scores), "players": *players, "seed": *seed, "duplicate": *duplicate,
-			"agents": stats, "ratings": ratings,
+		out := summary{Games: len(res.Scores), Players: *players, Seed: *seed, Duplicate: *duplicate,
+			Agents: make([]agentJSON, len(stats)), Ratings: ratings}
+		for i, st := range stats {
+			out.Agents[i] = agentJSON{Name: st.Name, Seats: st.Seats, Score: estimate(st.Score), Diff: estimate(st.Diff), Win: estimate(st.Win)}
 		}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
@@ -103,6 +123,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// summary is the -json output: what other tools (the Python package's
+// evaluation) read, so the statistics have one implementation (env's
+// Summarize and Ratings). Keys are documented in docs/training.md.
+type summary struct {
+	Games     int                `json:"games"`
+	Players   int                `json:"players"`
+	Seed      uint64             `json:"seed"`
+	Duplicate bool               `json:"duplicate"`
+	Agents    []agentJSON        `json:"agents"`
+	Ratings   map[string]float64 `json:"ratings"`
+}
+
+// agentJSON is one agent's statistics (env.AgentStats).
+type agentJSON struct {
+	Name  string   `json:"name"`
+	Seats int      `json:"seats"`
+	Score estimate `json:"score"`      // total per game
+	Diff  estimate `json:"score_diff"` // total minus the mean of the other seats
+	Win   estimate `json:"win_rate"`   // share of the win (ties share)
+}
+
+// estimate is env.Estimate on the wire: a value that is not finite (an
+// interval from one sample) is null, which JSON can carry.
+type estimate env.Estimate
+
+// MarshalJSON implements json.Marshaler.
+func (e estimate) MarshalJSON() ([]byte, error) {
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
+}
+
 func loadPolicies(dir string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -115,6 +171,73 @@ func loadPolicies(dir string) error {
 	}
 	policy.Register(ps)
 	return nil
+}
+
+// playOther plays a match of another game of the shipped registry.
+func playOther(name, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+	reg := games.Default()
+	typ, err := reg.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]any{}
+	if params != "" {
+		for _, kv := range strings.Split(params, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("-game-params %q: want k=<integer>", kv)
+			}
+			given[k] = n
+		}
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, err
+	}
+	return env.PlayMatchOf(reg, g, cfg)
+}
+
+// readCSV reads what writeCSV writes (games played anywhere): the agents
+// from the header's "i:name" columns, one game per row.
+func readCSV(path string) (*env.MatchResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) < 2 || len(rows[0]) < 4 {
+		return nil, fmt.Errorf("%s: want a header game,deal_seed,0:<agent>,1:<agent>,... and at least one game", path)
+	}
+	res := &env.MatchResult{}
+	for i, col := range rows[0][2:] {
+		idx, name, ok := strings.Cut(col, ":")
+		if !ok || idx != strconv.Itoa(i) || name == "" {
+			return nil, fmt.Errorf("%s: column %d is %q, want \"%d:<agent>\"", path, i+2, col, i)
+		}
+		res.Agents = append(res.Agents, name)
+	}
+	for k, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("%s: game row %d has %d fields, want %d", path, k+1, len(row), len(rows[0]))
+		}
+		seed, err := strconv.ParseUint(row[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: game row %d: deal_seed %q: %w", path, k+1, row[1], err)
+		}
+		sc := make([]int, len(res.Agents))
+		for i := range sc {
+			if sc[i], err = strconv.Atoi(row[i+2]); err != nil {
+				return nil, fmt.Errorf("%s: game row %d: %s total %q: want an integer", path, k+1, res.Agents[i], row[i+2])
+			}
+		}
+		res.Scores, res.Seeds = append(res.Scores, sc), append(res.Seeds, seed)
+	}
+	return res, nil
 }
 
 // writeCSV writes one row per game: game, deal_seed, then each agent's total.

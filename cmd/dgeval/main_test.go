@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +96,85 @@ func TestDgevalJSONSurvivesASingleGame(t *testing.T) {
 	if len(m.Agents) != 2 || m.Agents[0].Score.Mean == nil || m.Agents[0].Score.CI95 != nil {
 		t.Fatalf("one game: want a mean and a null interval, got %s", raw)
 	}
+}
+
+// -scores summarises games played elsewhere with the same statistics: a
+// match's -csv read back gives the match's -json, and hand-made games show
+// the rules (tied winners share the win, seats of one agent are pooled).
+func TestScoresFromCSV(t *testing.T) {
+	dir := t.TempDir()
+	js, cs, back := filepath.Join(dir, "m.json"), filepath.Join(dir, "m.csv"), filepath.Join(dir, "back.json")
+	var out, errs strings.Builder
+	if code := run([]string{"-games", "40", "-deals", "1", "-quiet", "-agents", "heuristic,random,heuristic,random", "-json", js, "-csv", cs}, &out, &errs); code != 0 {
+		t.Fatalf("run = %d: %s", code, errs.String())
+	}
+	if code := run([]string{"-scores", cs, "-quiet", "-json", back}, &out, &errs); code != 0 {
+		t.Fatalf("run -scores = %d: %s", code, errs.String())
+	}
+	a, _ := os.ReadFile(js)
+	b, _ := os.ReadFile(back)
+	var ma, mb map[string]any
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		t.Fatalf("bad JSON %s / %s", a, b)
+	}
+	delete(ma, "seed")
+	delete(mb, "seed")
+	delete(ma, "duplicate")
+	delete(mb, "duplicate")
+	if ja, jb := mustJSON(t, ma), mustJSON(t, mb); ja != jb {
+		t.Fatalf("-scores of a match's CSV differs:\n%s\n%s", ja, jb)
+	}
+
+	// Game 1: a and c tie for the best (10): a gets half the win, b none,
+	// c (two seats, pooled) a half over its two seats = 1/4 per game.
+	hand := filepath.Join(dir, "hand.csv")
+	if err := os.WriteFile(hand, []byte("game,deal_seed,0:a,1:b,2:c,3:c\n0,1,10,4,10,2\n1,2,3,9,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hj := filepath.Join(dir, "hand.json")
+	if code := run([]string{"-scores", hand, "-quiet", "-json", hj}, &out, &errs); code != 0 {
+		t.Fatalf("run -scores = %d: %s", code, errs.String())
+	}
+	raw, _ := os.ReadFile(hj)
+	var m struct {
+		Games  int
+		Agents []struct {
+			Name  string
+			Seats int
+			Win   struct{ Mean float64 } `json:"win_rate"`
+			Diff  struct{ Mean float64 } `json:"score_diff"`
+		}
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{ // win rate; score diff (own minus mean of the other three)
+		"a": {0.25, ((10 - 16.0/3) + (3 - 11.0/3)) / 2},
+		"b": {0.5, ((4 - 22.0/3) + (9 - 5.0/3)) / 2},
+		"c": {0.125, (((10-16.0/3)+(2-24.0/3))/2 + ((1-13.0/3)+(1-13.0/3))/2) / 2},
+	}
+	if m.Games != 2 || len(m.Agents) != 3 {
+		t.Fatalf("got %s", raw)
+	}
+	for _, ag := range m.Agents {
+		w := want[ag.Name]
+		if math.Abs(ag.Win.Mean-w[0]) > 1e-12 || math.Abs(ag.Diff.Mean-w[1]) > 1e-12 {
+			t.Errorf("%s: win %v diff %v, want %v", ag.Name, ag.Win.Mean, ag.Diff.Mean, w)
+		}
+	}
+	for _, bad := range []string{"game,deal_seed,a,b,c\n0,1,1,2,3\n", "game,deal_seed,0:a,1:b,2:c\n0,1,1,x,3\n", "game,deal_seed,0:a,1:b,2:c\n"} {
+		p := filepath.Join(dir, "bad.csv")
+		_ = os.WriteFile(p, []byte(bad), 0o644)
+		if code := run([]string{"-scores", p, "-quiet"}, &out, &errs); code != 2 {
+			t.Errorf("-scores of %q = %d, want 2", bad, code)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 type config struct {
@@ -329,17 +330,7 @@ type batchAnswer struct {
 }
 
 type recordAnswer struct {
-	Finished *struct {
-		Game  env.Params `json:"game"`
-		Deals []struct {
-			Dealer int      `json:"dealer"`
-			Hands  [][]int  `json:"hands"`
-			Plays  [][2]int `json:"plays"`
-			Scores []int    `json:"scores"`
-			Done   bool     `json:"done"`
-		} `json:"deals"`
-		Totals []int `json:"totals"`
-	} `json:"finished"`
+	Finished *wire.Record `json:"finished"`
 }
 
 type errorAnswer struct {
@@ -759,7 +750,7 @@ func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []in
 		cl.rep.fail("session %s env %d: done, but no finished record", s.id, k)
 		return nil
 	}
-	g, err := env.NewGame(f.Game)
+	g, err := env.NewGame(f.Game.CardParams())
 	if err != nil {
 		cl.rep.fail("record game %+v: %v", f.Game, err)
 		return nil

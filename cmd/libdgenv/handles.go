@@ -9,6 +9,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // Objects live in Go and C holds only their handles (positive integers):
@@ -62,13 +63,13 @@ var policies = struct {
 
 // policyInfo is one entry of the list (GET /v1/policies's fields).
 type policyInfo struct {
-	Name        string     `json:"name"`
-	Bot         string     `json:"bot"`
-	Game        env.Params `json:"game"`
-	ObsSize     int        `json:"obs_size"`
-	NumActions  int        `json:"num_actions"`
-	SHA256      string     `json:"sha256"`
-	Description string     `json:"description"`
+	Name        string          `json:"name"`
+	Bot         string          `json:"bot"`
+	Game        wire.CardParams `json:"game"`
+	ObsSize     int             `json:"obs_size"`
+	NumActions  int             `json:"num_actions"`
+	SHA256      string          `json:"sha256"`
+	Description string          `json:"description"`
 }
 
 // loadPolicies loads every policy of dir (as dgserver --policies does) and
@@ -83,7 +84,15 @@ func loadPolicies(dir string) *apiError {
 	if err != nil {
 		return badRequest("policies", "policies: %v", err)
 	}
-	policy.Register(ps)
+	gameRegistry.Lock()
+	for name, p := range ps {
+		// Each policy is a bot of the card game in this library's registry.
+		if err := gameRegistry.r.RegisterBot(env.GameName, "policy:"+name, env.SpielBot(func() env.Bot { return policy.Bot{Policy: p, Greedy: true} })); err != nil {
+			gameRegistry.Unlock()
+			return badRequest("policies", "policies: %v", err)
+		}
+	}
+	gameRegistry.Unlock()
 	policies.Lock()
 	for name, p := range ps {
 		policies.m[name] = p
@@ -97,7 +106,7 @@ func policyList() []byte {
 	list := make([]policyInfo, 0, len(policies.m))
 	for name, p := range policies.m {
 		m := p.Meta()
-		list = append(list, policyInfo{Name: name, Bot: "policy:" + name, Game: m.Game, ObsSize: m.ObsSize,
+		list = append(list, policyInfo{Name: name, Bot: "policy:" + name, Game: wire.CardParamsOf(m.Game), ObsSize: m.ObsSize,
 			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description})
 	}
 	policies.Unlock()

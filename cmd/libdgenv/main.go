@@ -85,7 +85,7 @@ func dg_live_handles() C.int64_t { return C.int64_t(liveHandles()) }
 
 //export dg_bots
 func dg_bots(buf *C.char, capacity C.int64_t) C.int64_t {
-	b, _ := json.Marshal(env.BotNames())
+	b, _ := json.Marshal(registry().Bots(env.GameName))
 	return putBytes(buf, capacity, b)
 }
 

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // apiError is what a failed call reports: the server's error codes and
@@ -34,53 +34,49 @@ func badRequest(field string, format string, args ...any) *apiError {
 }
 
 // vecRequest is the JSON a caller creates a batch with: the fields of the
-// server's POST /v1/sessions body.
+// server's POST /v1/sessions body (game is {"name", <params>}).
 type vecRequest struct {
-	Game struct {
-		Players     *int `json:"players"`
-		Deals       *int `json:"deals"`
-		FirstDealer *int `json:"first_dealer"`
-	} `json:"game"`
-	NumEnvs      *int    `json:"num_envs"`
-	Seed         *uint64 `json:"seed"`
-	LearnerSeats []int   `json:"learner_seats"`
-	Opponent     string  `json:"opponent"`
-	Reward       string  `json:"reward"`
-	Packing      string  `json:"packing"`
-	Workers      int     `json:"workers"`
+	Game         map[string]any `json:"game"`
+	NumEnvs      *int           `json:"num_envs"`
+	Seed         *uint64        `json:"seed"`
+	LearnerSeats []int          `json:"learner_seats"`
+	Opponent     string         `json:"opponent"`
+	Reward       string         `json:"reward"`
+	Packing      string         `json:"packing"`
+	Workers      int            `json:"workers"`
 	// ObsDtype "<f4" has the observation written as float32 (what most
 	// models eat), converted while it is copied out; "<u1" (default) as is.
 	ObsDtype string `json:"obs_dtype"`
 }
 
-// The spec as the server reports it (server.Spec), so Python builds the
-// same Spec from either transport.
-type specJSON struct {
-	NumEnvs      int        `json:"num_envs"`
-	Players      int        `json:"players"`
-	NumActions   int        `json:"num_actions"`
-	LearnerSeats []int      `json:"learner_seats"`
-	Opponent     string     `json:"opponent"`
-	Reward       string     `json:"reward"`
-	Seed         uint64     `json:"seed"`
-	Game         env.Params `json:"game"`
-	Packing      string     `json:"packing"`
-	Obs          obsSpec    `json:"obs"`
+// gameRegistry is the games this library serves: the shipped ones, with
+// the policies loaded by dg_load_policies as bots of the card game.
+var gameRegistry = struct {
+	sync.Mutex
+	r *spiel.Registry
+}{r: games.Default()}
+
+func registry() *spiel.Registry {
+	gameRegistry.Lock()
+	defer gameRegistry.Unlock()
+	return gameRegistry.r
 }
 
-type obsSpec struct {
-	Shape    []int         `json:"shape"`
-	Dtype    string        `json:"dtype"`
-	Sections []obs.Section `json:"sections"`
-	Packed   *packedSpec   `json:"packed,omitempty"`
-}
-
-type packedSpec struct {
-	Bitorder   string     `json:"bitorder"`
-	ObsBytes   int        `json:"obs_bytes"`
-	Extra      []obs.Span `json:"extra"`
-	ExtraBytes int        `json:"extra_bytes"`
-	MaskBytes  int        `json:"mask_bytes"`
+// engineError maps the engine's typed errors as the server does.
+func engineError(err error) *apiError {
+	e := badRequest("", "%v", err)
+	var pe *spiel.ParamError
+	var ce *spiel.ConfigError
+	var ub *spiel.UnknownBotError
+	switch {
+	case errors.As(err, &pe):
+		e = badRequest("game."+pe.Name, "game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
+	case errors.As(err, &ce):
+		e = badRequest(ce.Field, "%v", err)
+	case errors.As(err, &ub):
+		e = badRequest("opponent", "%v", err)
+	}
+	return e
 }
 
 // piece is one output tensor inside the caller's arena.
@@ -93,12 +89,13 @@ type piece struct {
 	f32    bool // src's bytes are written as float32
 }
 
-// vecEnv is a batch handle: the VecEnv and where each output goes in the
+// vecEnv is a batch handle: the Vec and where each output goes in the
 // caller's arena (one buffer per reset or step, owned by the caller).
 type vecEnv struct {
 	mu     sync.Mutex
-	v      *env.VecEnv
-	spec   specJSON
+	v      spiel.Vec
+	spec   wire.Spec
+	bots   []string
 	pieces []piece
 	bytes  int
 }
@@ -116,37 +113,36 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("", "config: %v", err)
 	}
-	p := env.Params{Players: 4}
-	if g := req.Game; g.Players != nil {
-		p.Players = *g.Players
-	}
-	if d := req.Game.Deals; d != nil {
-		if *d == 0 {
-			return nil, badRequest("game.deals", "game parameter \"deals\" = 0: must be 1..%d", env.MaxDeals)
+	reg := registry()
+	name, _ := req.Game["name"].(string)
+	if v, ok := req.Game["name"]; ok && v != nil {
+		if _, isString := v.(string); !isString {
+			return nil, badRequest("game.name", "game.name: want a string")
 		}
-		p.Deals = *d
 	}
-	if f := req.Game.FirstDealer; f != nil {
-		p.FirstDealer = *f
+	given := map[string]any{}
+	for k, v := range req.Game {
+		if k != "name" && v != nil {
+			given[k] = v
+		}
 	}
-	p, err := p.Normalized()
+	typ, err := reg.Lookup(name)
 	if err != nil {
-		var pe *env.ParamError
-		if errors.As(err, &pe) {
-			return nil, badRequest("game."+pe.Name, "%v", err)
-		}
-		return nil, badRequest("game", "%v", err)
+		e := engineError(err)
+		e.Details["games"] = reg.Names()
+		return nil, e
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, engineError(err)
 	}
 	n := 1
 	if req.NumEnvs != nil {
 		n = *req.NumEnvs
 	}
-	if n < 1 || n > env.MaxNumEnvs {
-		return nil, badRequest("num_envs", "num_envs = %d: must be 1..%d", n, env.MaxNumEnvs)
-	}
-	mode, err := env.ParseRewardMode(req.Reward)
+	mode, err := spiel.ParseRewardMode(req.Reward)
 	if err != nil {
-		return nil, badRequest("reward", "%v", err)
+		return nil, engineError(err)
 	}
 	packed := false
 	switch req.Packing {
@@ -156,15 +152,16 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	default:
 		return nil, badRequest("packing", "packing %q: want \"none\" or \"bits\"", req.Packing)
 	}
-	for _, seat := range req.LearnerSeats {
-		if seat < 0 || seat >= p.Players {
-			return nil, badRequest("learner_seats", "learner seat %d: must be 0..%d", seat, p.Players-1)
+	obsDtype := "<u1"
+	switch req.ObsDtype {
+	case "", "<u1", "|u1":
+	case "<f4":
+		if packed {
+			return nil, badRequest("obs_dtype", "packing \"bits\" sends obs as bits: obs_dtype must be \"<u1\"")
 		}
-	}
-	if req.Opponent != "" && !slices.Contains(env.BotNames(), req.Opponent) {
-		e := badRequest("opponent", "opponent %q: unknown bot", req.Opponent)
-		e.Details["bots"] = env.BotNames()
-		return nil, e
+		obsDtype = "<f4"
+	default:
+		return nil, badRequest("obs_dtype", "obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype)
 	}
 	var seed uint64
 	if req.Seed != nil {
@@ -174,37 +171,28 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 		_, _ = rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
-	v, err := env.NewVecEnv(env.VecConfig{
-		Params: p, NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats,
-		Opponent: req.Opponent, Reward: mode, Workers: req.Workers, Packed: packed,
-	})
-	if err != nil {
-		return nil, badRequest("", "%v", err)
-	}
-	switch req.ObsDtype {
-	case "", "<u1", "|u1":
-	case "<f4":
-		if packed {
-			v.Close()
-			return nil, badRequest("obs_dtype", "packing \"bits\" sends obs as bits: obs_dtype must be \"<u1\"")
+	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
+		Reward: mode, Workers: req.Workers, Packed: packed}
+	if req.Opponent != "" {
+		if vc.Bot, err = reg.NewBot(g, req.Opponent); err != nil {
+			e := engineError(err)
+			e.Details["field"] = "opponent"
+			e.Details["bots"] = reg.Bots(typ.Name)
+			return nil, e
 		}
-	default:
-		v.Close()
-		return nil, badRequest("obs_dtype", "obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype)
 	}
-	return wrapVecEnv(v, seed, req.ObsDtype == "<f4"), nil
+	v, err := spiel.NewVec(g, vc)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	e := wrapVec(v, wire.NewSpec(g, v, vc, obsDtype))
+	e.bots = reg.Bots(typ.Name)
+	return e, nil
 }
 
-func wrapVecEnv(v *env.VecEnv, seed uint64, obsF32 bool) *vecEnv {
-	l := v.Layout()
-	cfg := v.Config()
-	n, np := v.NumEnvs(), cfg.Params.Players
-	e := &vecEnv{v: v}
-	e.spec = specJSON{
-		NumEnvs: n, Players: np, NumActions: env.NumActions, LearnerSeats: v.LearnerSeats(),
-		Opponent: cfg.Opponent, Reward: cfg.Reward.String(), Seed: seed, Game: cfg.Params,
-		Packing: "none", Obs: obsSpec{Shape: []int{l.Size}, Dtype: "<u1", Sections: l.Sections},
-	}
+func wrapVec(v spiel.Vec, spec wire.Spec) *vecEnv {
+	n, np, na, d := spec.NumEnvs, spec.Players, spec.NumActions, spec.Obs.Shape[0]
+	e := &vecEnv{v: v, spec: spec}
 	add := func(name, dtype string, shape []int, src func() []byte) {
 		pc := piece{Name: name, Offset: e.bytes, Dtype: dtype, Shape: shape, src: src, f32: dtype == "<f4" && name == "obs"}
 		e.pieces = append(e.pieces, pc)
@@ -214,20 +202,13 @@ func wrapVecEnv(v *env.VecEnv, seed uint64, obsF32 bool) *vecEnv {
 		}
 		e.bytes += (size + 7) &^ 7
 	}
-	if cfg.Packed {
-		pk := v.Packing()
-		e.spec.Packing = "bits"
-		e.spec.Obs.Packed = &packedSpec{Bitorder: "little", ObsBytes: pk.Bytes, Extra: pk.Extra, ExtraBytes: pk.ExtraBytes, MaskBytes: env.MaskBytes}
-		add("obs_bits", "<u1", []int{n, pk.Bytes}, func() []byte { return v.ObsBits() })
+	if pk := spec.Obs.Packed; pk != nil {
+		add("obs_bits", "<u1", []int{n, pk.ObsBytes}, func() []byte { return v.ObsBits() })
 		add("obs_extra", "<u1", []int{n, pk.ExtraBytes}, func() []byte { return v.ObsExtra() })
-		add("mask_bits", "<u1", []int{n, env.MaskBytes}, func() []byte { return v.MaskBits() })
+		add("mask_bits", "<u1", []int{n, pk.MaskBytes}, func() []byte { return v.MaskBits() })
 	} else {
-		dt := "<u1"
-		if obsF32 {
-			dt = "<f4"
-		}
-		add("obs", dt, []int{n, l.Size}, func() []byte { return v.Obs() })
-		add("mask", "<u1", []int{n, env.NumActions}, func() []byte { return v.Mask() })
+		add("obs", spec.Obs.Dtype, []int{n, d}, func() []byte { return v.Obs() })
+		add("mask", "<u1", []int{n, na}, func() []byte { return v.Mask() })
 	}
 	add("player", "<i1", []int{n}, func() []byte { return bytesOf(v.Player()) })
 	add("rewards", "<f4", []int{n, np}, func() []byte { return bytesOf(v.Rewards()) })
@@ -239,7 +220,7 @@ func wrapVecEnv(v *env.VecEnv, seed uint64, obsF32 bool) *vecEnv {
 
 // info is the spec and the arena layout, as JSON.
 func (e *vecEnv) info() []byte {
-	b, _ := json.Marshal(map[string]any{"spec": e.spec, "arena": map[string]any{"bytes": e.bytes, "pieces": e.pieces}, "bots": env.BotNames()})
+	b, _ := json.Marshal(map[string]any{"spec": e.spec, "arena": map[string]any{"bytes": e.bytes, "pieces": e.pieces}, "bots": e.bots})
 	return b
 }
 
@@ -271,7 +252,7 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.v.Step(actions); err != nil {
-		var ia *env.IllegalActionError
+		var ia *spiel.IllegalActionError
 		if errors.As(err, &ia) {
 			legal := ia.Legal
 			if legal == nil {
@@ -286,48 +267,6 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	return nil
 }
 
-// The server's record format (API.md, "Game records").
-type gameRecord struct {
-	Game   env.Params   `json:"game"`
-	Deals  []dealRecord `json:"deals"`
-	Totals []int        `json:"totals"`
-}
-
-type dealRecord struct {
-	Dealer int      `json:"dealer"`
-	Hands  [][]int  `json:"hands"`
-	Plays  [][2]int `json:"plays"`
-	Scores []int    `json:"scores"`
-	Done   bool     `json:"done"`
-}
-
-func toGameRecord(r *env.Record) *gameRecord {
-	if r == nil {
-		return nil
-	}
-	p := r.Params.Players
-	g := &gameRecord{Game: r.Params, Deals: make([]dealRecord, len(r.Deals)), Totals: r.Totals()}
-	for i := range r.Deals {
-		d := &r.Deals[i]
-		w := dealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
-		for s := range p {
-			h := make([]int, len(d.Hands[s]))
-			for j, c := range d.Hands[s] {
-				h[j] = int(c)
-			}
-			w.Hands[s] = h
-		}
-		for j := range d.NumPlays {
-			w.Plays[j] = [2]int{int(d.Plays[j].Seat), int(d.Plays[j].Card)}
-		}
-		if d.Done {
-			w.Scores = append([]int(nil), d.Scores[:p]...)
-		}
-		g.Deals[i] = w
-	}
-	return g
-}
-
 func (e *vecEnv) record(k int) ([]byte, *apiError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -335,7 +274,7 @@ func (e *vecEnv) record(k int) ([]byte, *apiError) {
 	if err != nil {
 		return nil, badRequest("k", "%v", err)
 	}
-	b, _ := json.Marshal(map[string]any{"finished": toGameRecord(fin), "current": toGameRecord(cur)})
+	b, _ := json.Marshal(map[string]any{"finished": wire.RecordOf(fin), "current": wire.RecordOf(cur)})
 	return b, nil
 }
 

@@ -2,7 +2,10 @@ package games_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
 
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/spiel"
@@ -84,5 +87,38 @@ func TestVecOfEveryGameAllocatesNothingPerStep(t *testing.T) {
 				t.Errorf("%s packed=%v: %v allocs per step", name, packed, a)
 			}
 		}
+	}
+}
+
+// A match of any registered game runs through the same arena and
+// statistics; results depend on the seed only, never on the workers.
+func TestPlayMatchOfAnyGame(t *testing.T) {
+	reg := games.Default()
+	typ, _ := reg.Lookup("duel")
+	g, _ := typ.New(map[string]any{"max_rounds": 30})
+	cfg := env.MatchConfig{Agents: []string{"heuristic", "random"}, Games: 12, Seed: 4, Duplicate: true, Workers: 1}
+	a, err := env.PlayMatchOf(reg, g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workers = 3
+	b, err := env.PlayMatchOf(reg, g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the result depends on the worker count")
+	}
+	st := a.Summarize()
+	if len(st) != 2 || st[0].Name != "heuristic" || st[0].Win.Mean <= st[1].Win.Mean {
+		t.Fatalf("heuristic should beat random at the duel: %+v", st)
+	}
+	for k, sc := range a.Scores {
+		if sc[0]+sc[1] != 0 {
+			t.Fatalf("game %d: returns %v are not zero-sum", k, sc)
+		}
+	}
+	if _, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 1}); err == nil {
+		t.Fatal("the card game's search bot played the duel")
 	}
 }

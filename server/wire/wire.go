@@ -1,0 +1,268 @@
+// Package wire holds the wire types of a session (its spec, observation
+// layout and game records) and their conversion from the engine's types:
+// the one definition the server, cmd/libdgenv (the same API in process)
+// and cmd/dgbench share. The engine's types carry no wire names; renaming
+// a Go field in env/ or obs/ cannot change the API.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/obs"
+)
+
+// Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
+type Spec struct {
+	NumEnvs      int      `json:"num_envs"`
+	Players      int      `json:"players"`
+	NumActions   int      `json:"num_actions"`
+	LearnerSeats []int    `json:"learner_seats"`
+	Opponent     string   `json:"opponent"`
+	Reward       string   `json:"reward"`
+	Seed         uint64   `json:"seed"`
+	Game         GameSpec `json:"game"`
+	Packing      string   `json:"packing"` // "none" or "bits"
+	Obs          ObsSpec  `json:"obs"`
+}
+
+// ObsSpec describes the observation tensor.
+type ObsSpec struct {
+	Shape    []int     `json:"shape"`
+	Dtype    string    `json:"dtype"`
+	Sections []Section `json:"sections"`
+	// Packed says how obs_bits, obs_extra and mask_bits carry obs and mask
+	// in a session created with "packing": "bits"; absent otherwise.
+	Packed *PackedSpec `json:"packed,omitempty"`
+}
+
+// PackedSpec describes a packed session's answers. Unpacking (numpy):
+// obs = np.unpackbits(obs_bits, axis=1, count=D, bitorder="little"), then
+// each extra span's bytes from obs_extra (in order) copied over
+// obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
+// count=90, bitorder="little").
+type PackedSpec struct {
+	Bitorder   string `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
+	ObsBytes   int    `json:"obs_bytes"`   // obs_bits row: ceil(D/8)
+	Extra      []Span `json:"extra"`       // spans of obs carried in obs_extra, in order
+	ExtraBytes int    `json:"extra_bytes"` // obs_extra row
+	MaskBytes  int    `json:"mask_bytes"`  // mask_bits row: ceil(num_actions/8)
+}
+
+// GameSpec is the wire's "game": {"name": ..., <every parameter>}.
+type GameSpec map[string]any
+
+// GameOf describes g: its name and parameters, defaults filled.
+func GameOf(g spiel.Game) GameSpec {
+	out := GameSpec{"name": g.Type().Name}
+	for k, v := range g.Values() {
+		out[k] = v
+	}
+	return out
+}
+
+// Section is one named block of the observation, as the wire shows it
+// (obs.Section's fields; the engine's types carry no wire names).
+type Section struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Shape  []int  `json:"shape"`
+	Min    int    `json:"min"`
+	Max    int    `json:"max"`
+	Doc    string `json:"doc"`
+}
+
+// Span is a run of the observation carried in obs_extra.
+type Span struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Length int    `json:"length"`
+}
+
+// Sections converts an observation layout.
+func Sections(ss []obs.Section) []Section {
+	out := make([]Section, len(ss))
+	for i, s := range ss {
+		out[i] = Section{Name: s.Name, Offset: s.Offset, Shape: s.Shape, Min: s.Min, Max: s.Max, Doc: s.Doc}
+	}
+	return out
+}
+
+// Spans converts a packing's extra spans.
+func Spans(ss []obs.Span) []Span {
+	out := make([]Span, len(ss))
+	for i, s := range ss {
+		out[i] = Span{Name: s.Name, Offset: s.Offset, Length: s.Length}
+	}
+	return out
+}
+
+// Record is one game's record on the wire: the same fields for every
+// game (game, actions, returns, and seed when it replays the game), and
+// the card game's deals and totals.
+type Record struct {
+	Game    GameSpec     `json:"game"`
+	Actions []int        `json:"actions"`
+	Returns []float64    `json:"returns"`
+	Seed    *uint64      `json:"seed,omitempty"`
+	Deals   []DealRecord `json:"deals,omitempty"`
+	Totals  []int        `json:"totals,omitempty"`
+}
+
+// DealRecord is one deal of a card game record.
+type DealRecord struct {
+	Dealer int      `json:"dealer"`
+	Hands  [][]int  `json:"hands"`
+	Plays  [][2]int `json:"plays"`
+	// Scores is null until the deal's 15th trick is taken.
+	Scores []int `json:"scores"`
+	Done   bool  `json:"done"`
+}
+
+// RecordOf converts a record of the engine (nil stays nil).
+func RecordOf(sr *spiel.Record) *Record {
+	if sr == nil {
+		return nil
+	}
+	g := &Record{Game: GameSpec{"name": sr.Game}, Actions: sr.Actions, Returns: sr.Returns}
+	for k, v := range sr.Values {
+		g.Game[k] = v
+	}
+	if g.Actions == nil {
+		g.Actions = []int{}
+	}
+	if sr.HasSeed {
+		seed := sr.Seed
+		g.Seed = &seed
+	}
+	r, ok := sr.Extra.(*env.Record)
+	if !ok {
+		return g
+	}
+	p := r.Params.Players
+	g.Deals, g.Totals = make([]DealRecord, len(r.Deals)), r.Totals()
+	for i := range r.Deals {
+		d := &r.Deals[i]
+		w := DealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
+		for s := range p {
+			h := make([]int, len(d.Hands[s]))
+			for j, c := range d.Hands[s] {
+				h[j] = int(c)
+			}
+			w.Hands[s] = h
+		}
+		for j := range d.NumPlays {
+			w.Plays[j] = [2]int{int(d.Plays[j].Seat), int(d.Plays[j].Card)}
+		}
+		if d.Done {
+			w.Scores = append([]int(nil), d.Scores[:p]...)
+		}
+		g.Deals[i] = w
+	}
+	return g
+}
+
+// NewSpec describes a batch of game g built with vc (v is the Vec built).
+func NewSpec(g spiel.Game, v spiel.Vec, vc spiel.VecConfig, obsDtype string) Spec {
+	l := g.Observation()
+	na := g.NumDistinctActions()
+	spec := Spec{
+		NumEnvs: vc.NumEnvs, Players: g.NumPlayers(), NumActions: na,
+		LearnerSeats: v.LearnerSeats(), Opponent: vc.Opponent, Reward: vc.Reward.String(),
+		Seed: vc.Seed, Game: GameOf(g), Packing: PackingNone,
+		Obs: ObsSpec{Shape: []int{l.Size}, Dtype: obsDtype, Sections: Sections(l.Sections)},
+	}
+	if vc.Packed {
+		p := v.Packing()
+		spec.Packing = PackingBits
+		spec.Obs.Packed = &PackedSpec{Bitorder: "little", ObsBytes: p.Bytes, Extra: Spans(p.Extra), ExtraBytes: p.ExtraBytes, MaskBytes: obs.PackedLen(na)}
+	}
+	return spec
+}
+
+// Packing modes of a session's answers.
+const (
+	PackingNone = "none"
+	PackingBits = "bits"
+)
+
+// CardParams are the card game's parameters as the wire names them (a
+// policy's game in GET /v1/policies; records of the card game).
+type CardParams struct {
+	Players     int `json:"players"`
+	Deals       int `json:"deals"`
+	FirstDealer int `json:"first_dealer"`
+}
+
+// CardParamsOf converts the engine's parameters.
+func CardParamsOf(p env.Params) CardParams {
+	return CardParams{Players: p.Players, Deals: p.Deals, FirstDealer: p.FirstDealer}
+}
+
+// Params converts back to the engine's parameters.
+func (p CardParams) Params() env.Params {
+	return env.Params{Players: p.Players, Deals: p.Deals, FirstDealer: p.FirstDealer}
+}
+
+// Int reads an integer parameter of a decoded GameSpec (JSON gives float64,
+// msgpack an integer type); 0 when absent or not an integer.
+func (g GameSpec) Int(key string) int {
+	n, _ := spiel.AsInt(g[key])
+	return n
+}
+
+// CardParams reads the card game's parameters from a GameSpec.
+func (g GameSpec) CardParams() env.Params {
+	return env.Params{Players: g.Int("players"), Deals: g.Int("deals"), FirstDealer: g.Int("first_dealer")}
+}
+
+// UnmarshalMsgpack decodes a msgpack answer of the server into wire types:
+// they carry json tags only, and msgpack uses the same names.
+func UnmarshalMsgpack(b []byte, out any) error {
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	dec.SetCustomStructTag("json")
+	return dec.Decode(out)
+}
+
+// UnmarshalJSON implements json.Unmarshaler: integer values become int,
+// as DecodeMsgpack makes them, so a spec reads the same from either codec.
+func (g *GameSpec) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*g = normalize(m)
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder (see UnmarshalJSON).
+func (g *GameSpec) DecodeMsgpack(dec *msgpack.Decoder) error {
+	m, err := dec.DecodeMap()
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		*g = nil
+		return nil
+	}
+	*g = normalize(m)
+	return nil
+}
+
+func normalize(m map[string]any) GameSpec {
+	if m == nil {
+		return nil
+	}
+	out := make(GameSpec, len(m))
+	for k, v := range m {
+		if n, ok := spiel.AsInt(v); ok {
+			v = n
+		}
+		out[k] = v
+	}
+	return out
+}
