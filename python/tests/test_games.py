@@ -169,3 +169,26 @@ def test_nim_through_gymnasium_and_pettingzoo(nim_server: dgenv.LocalServer) -> 
         api_test(aec, num_cycles=50)
     finally:
         aec.close()
+
+
+def test_another_game_in_process_matches_http(server: dgenv.LocalServer) -> None:
+    # The duel is a registered game of every build: dgenv.local() plays it as the server does.
+    local = dgenv.local()
+    a = server.make(game="duel", num_envs=8, seed=3, obs_dtype=None)
+    b = local.make(game="duel", num_envs=8, seed=3, obs_dtype=None)
+    try:
+        assert a.spec.obs == b.spec.obs and a.num_actions == b.num_actions and b.spec.game == "duel"
+        assert a.num_actions != 90  # nothing is sized by the card game
+        rng = np.random.default_rng(0)
+        x, y = a.reset(seed=3), b.reset(seed=3)
+        for _ in range(60):
+            for f in ("obs", "mask", "player", "rewards", "done", "scores"):
+                np.testing.assert_array_equal(getattr(x, f), getattr(y, f))
+            act = np.argmax(rng.random(x.mask.shape) * x.mask, axis=1)
+            x, y = a.step(act), b.step(act)
+    finally:
+        a.close()
+        b.close()
+    with pytest.raises(dgenv.BadRequest) as ei:
+        local.make(game="nim")  # registered only in the test build of dgserver
+    assert ei.value.details.get("field") == "game.name"

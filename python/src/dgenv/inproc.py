@@ -24,6 +24,7 @@ run in parallel. See :mod:`dgenv._capi` for fork, signals and threads.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -203,7 +204,12 @@ class LocalBatchEnv(BatchEnv):
 
     def __init__(self, client: LocalClient, handle: int, info: dict, *, obs_dtype: Optional[DTypeLike] = np.float32):
         # BatchEnv's attributes, without its HTTP connection.
-        self._init_api(client, f"inproc:{handle}", Spec.from_wire(info["spec"]), obs_dtype)
+        spec = Spec.from_wire(info["spec"])
+        if spec.obs.dtype != np.uint8 and info["spec"].get("packing", "none") in ("none", None):
+            # The engine converts to float32 while copying out (a transport
+            # detail): the observation's layout is the game's uint8, as over HTTP.
+            spec = dataclasses.replace(spec, obs=dataclasses.replace(spec.obs, dtype=np.dtype("<u1")))
+        self._init_api(client, f"inproc:{handle}", spec, obs_dtype)
         self._packed = self.spec.obs.packed
         self._lib = client._lib
         self._h = handle
@@ -293,9 +299,10 @@ class LocalBatchEnv(BatchEnv):
                 a = a.astype(np.int64)
             else:
                 raise ValueError(f"actions dtype {dt}: want integers")
-        # Wider integers: anything outside the card ids is refused here, with
+        # Wider integers: anything outside the action ids is refused here, with
         # the engine's error, rather than wrapped into int32.
-        bad = [int(i) for i in range(n) if not 0 <= a[i] <= 89] if n <= 8 else np.flatnonzero((a < 0) | (a > 89)).tolist()
+        top = self.spec.num_actions - 1
+        bad = [int(i) for i in range(n) if not 0 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < 0) | (a > top)).tolist()
         if bad:
             i = bad[0]
             legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
