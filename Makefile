@@ -19,7 +19,19 @@ run: build
 	$(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.
-test: lint test-go test-python
+# On a fresh machine the Python test extras take minutes to download and
+# install (torch, Ray): that runs in the background while the Go tests run,
+# and its log is printed when it is done.
+test: lint
+	@mkdir -p $(BIN); rm -f $(BIN)/python-install.rc; \
+	( $(MAKE) --no-print-directory -C python install PYTHON=$(PYTHON) > $(BIN)/python-install.log 2>&1; \
+	  echo $$? > $(BIN)/python-install.rc ) & pid=$$!; \
+	$(MAKE) --no-print-directory test-go; go_rc=$$?; \
+	wait $$pid; echo "--- python install:"; cat $(BIN)/python-install.log; \
+	if [ "$$(cat $(BIN)/python-install.rc)" != 0 ]; then echo "installing the Python package failed"; exit 1; fi; \
+	$(MAKE) --no-print-directory test-python; py_rc=$$?; \
+	if [ $$go_rc != 0 ]; then echo "the Go tests failed (above)"; exit $$go_rc; fi; \
+	exit $$py_rc
 
 test-go: chromium
 	$(GO) test -race -count=1 $(PKGS)

@@ -234,7 +234,7 @@ def _concurrent_requests_are_busy(client: dgenv.Client) -> None:
 
     def hammer() -> None:
         for _ in range(20):
-            other.seq = None  # no seq: the two envs do not share the session's history
+            other.seq = None  # seq-less: each client's answers move the session's seq past the other's
             try:
                 other.reset(seed=1)
             except dgenv.BusyError as e:

@@ -77,15 +77,21 @@ def test_wheel_carries_the_server_and_plays_without_go_or_repo(tmp_path: Path) -
         assert not any(n.endswith(".h") for n in z.namelist())
 
     venv = tmp_path / "venv"
-    # The system's site-packages give the dependencies (numpy, msgpack) without
-    # downloading, and pip itself (--without-pip: no ensurepip needed); pip run
-    # by the venv's python installs into the venv. --ignore-installed puts the
-    # wheel's dgenv there even where the system has a dgenv (e.g. editable),
-    # which it then shadows.
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True, timeout=300
-    )
+    # A venv without pip (no ensurepip needed) that sees this interpreter's
+    # site-packages through a .pth file, after its own: the dependencies
+    # (numpy, msgpack) and pip itself come from there without downloading,
+    # pip run by the venv's python installs into the venv, and the .pth files
+    # of those folders (e.g. an editable dgenv) are not processed.
+    # --ignore-installed puts the wheel's dgenv in the venv even where this
+    # environment has a dgenv, which it then shadows.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     vpy = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    parent = [p for p in sys.path if p.endswith("-packages") and Path(p).is_dir()]
+    (Path(purelib) / "_parent_env.pth").write_text("\n".join(parent) + "\n")
     subprocess.run(
         [str(vpy), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--ignore-installed",
          "--disable-pip-version-check", str(wheel)],
