@@ -163,9 +163,11 @@ def test_nim_through_gymnasium_and_pettingzoo(nim_server: dgenv.LocalServer) -> 
     finally:
         venv.close()
 
-    aec = AECEnv(nim_server, game={"name": "nim", "players": 3})
+    aec = AECEnv(nim_server, game={"name": "nim", "players": 3}, render_mode="ansi")
     try:
         assert aec.max_num_agents == 3 and aec.action_space("player_0") == spaces.Discrete(TAKE)
+        aec.reset(seed=1)
+        assert aec.render().startswith(f"{aec.agent_selection} heap [{HEAP}] to_act [0]")
         api_test(aec, num_cycles=50)
     finally:
         aec.close()

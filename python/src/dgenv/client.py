@@ -520,7 +520,7 @@ class BatchEnv:
         return self.step_wait()
 
     def step(self, actions: ActionsLike) -> Batch:
-        """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
+        """Play ``actions[i]`` (an action id 0..num_actions-1; a card id in the card game) for the seat to act in env i.
 
         With learner seats and an opponent, the server then plays the opponents
         until a learner seat is to act; ``rewards`` sums over those plays. An env

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, own_client, require
+from ._common import ClientLike, describe_obs, own_client, require
 from .client import Batch, BatchEnv, Client, GameLike, ObsSpec
 from .options import EnvOptions, adapter_options
 from .options import check_seats as _check_seats
@@ -406,16 +406,15 @@ class Env(_GymEnv):
         return obs, reward, False, False, {"action_mask": self._mask.copy()}
 
     def action_masks(self) -> np.ndarray:
-        """``[90]`` bool mask of the legal actions now."""
+        """``[num_actions]`` bool mask of the legal actions now."""
         return self._mask.astype(bool)
 
     def render(self) -> Optional[str]:  # type: ignore[override]
-        """With ``render_mode="ansi"``: the learner's hand and the legal cards, as text."""
+        """With ``render_mode="ansi"``: the learner's observation (its hand in the card game) and the legal actions, as text."""
         if self.render_mode != "ansi":
             return None
-        hand = np.flatnonzero(self.env.section(self._obs, "hand"))
         legal = np.flatnonzero(self._mask)
-        return f"seat {self.learner_seat} hand {hand.tolist()} legal {legal.tolist()}"
+        return f"seat {self.learner_seat} {describe_obs(self.env.spec, self._obs)} legal {legal.tolist()}"
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""

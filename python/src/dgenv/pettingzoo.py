@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, own_client, require
+from ._common import ClientLike, describe_obs, own_client, require
 from .client import Batch, BatchEnv, GameLike
 from .options import EnvOptions, adapter_options
 
@@ -124,7 +124,7 @@ class AECEnv(_PZAECEnv):
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        """``Discrete(90)``: the card id to play."""
+        """``Discrete(num_actions)``: the action to play (a card id in the card game)."""
         return self._act_space
 
     # -- AEC API -------------------------------------------------------------
@@ -189,12 +189,12 @@ class AECEnv(_PZAECEnv):
         self._mask = self._no_mask
 
     def render(self) -> Optional[str]:
-        """With ``render_mode="ansi"``: the agent to act, its hand and the legal cards."""
+        """With ``render_mode="ansi"``: the agent to act, its observation (its hand in the card game) and the legal actions."""
         if self.render_mode != "ansi" or not self.agents:
             return None
         seat = self._seat[self.agent_selection]
-        hand = np.flatnonzero(self.env.section(self._seen[seat], "hand"))
-        return f"{self.agent_selection} hand {hand.tolist()} legal {np.flatnonzero(self._mask).tolist()}"
+        seen = describe_obs(self.env.spec, self._seen[seat])
+        return f"{self.agent_selection} {seen} legal {np.flatnonzero(self._mask).tolist()}"
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""
