@@ -213,13 +213,25 @@ def evaluate_policy(
                 got |= b.done
     finally:
         env.close()
-    me = scores[:, 0]
-    others = scores[:, 1:].mean(axis=1)
-    best_other = scores[:, 1:].max(axis=1)
-    win = np.where(me > best_other, 1.0, np.where(me == best_other, 0.5, 0.0))
+    return {"opponent": opponent, "games": games, **seat0_stats(scores)}
+
+
+def seat0_stats(scores: Any) -> dict[str, Any]:
+    """Statistics of seat 0 over games ``scores`` ``[G, P]`` (final totals), as dgeval computes them.
+
+    ``{"score", "opp_score", "diff", "win_rate"}``, each ``[mean, ci95]``:
+    seat 0's total, the mean of the others', the difference, and its share
+    of the win by the arena's rule (env.MatchResult, ``dgeval -json``): the
+    best total wins and tied best seats share it, 1/(their number) each.
+    python/tests/test_train.py checks them against ``dgeval -scores``.
+    """
+    sc = np.asarray(scores, dtype=np.float64)
+    me = sc[:, 0]
+    others = sc[:, 1:].mean(axis=1)
+    best = sc.max(axis=1)
+    nbest = (sc == best[:, None]).sum(axis=1)
+    win = np.where(me == best, 1.0 / nbest, 0.0)
     return {
-        "opponent": opponent,
-        "games": games,
         "score": list(mean_ci(me)),
         "opp_score": list(mean_ci(others)),
         "diff": list(mean_ci(me - others)),
