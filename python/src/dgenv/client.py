@@ -30,12 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import _wire
-from ._transport import HTTP as _HTTP
-from ._transport import FastHTTP as _FastHTTP
 from ._transport import Retry as _Retry
-from ._transport import StdlibHTTP as _StdlibHTTP
 from ._transport import http_transport as _http
-from ._transport import unix_path as _unix_path
 from .errors import (
     BusyError,
     DgenvError,
@@ -51,9 +47,6 @@ __all__ = [
     "Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "GameInfo", "GameParam",
     "GameLike", "connect", "NUM_ACTIONS", "DEFAULT_GAME",
 ]
-
-# Names older code imported from here (the transports moved to _transport).
-_ = (_HTTP, _FastHTTP, _StdlibHTTP, _unix_path)
 
 ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
 
