@@ -115,7 +115,7 @@ func (g *SpielGame) NewVec(cfg spiel.VecConfig) (spiel.Vec, error) {
 		if !ok {
 			return nil, &spiel.ConfigError{Field: "opponent", Value: cfg.Opponent, Reason: "not a bot of " + GameName}
 		}
-		vc.bot = cb.B
+		vc.Bot = cb.B
 	}
 	v, err := NewVecEnv(vc)
 	if err != nil {

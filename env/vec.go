@@ -61,9 +61,10 @@ type VecConfig struct {
 	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
 
-	// bot, when set (spiel.NewVec's registry-made opponent), plays the
-	// opponent seats instead of the bot registered as Opponent.
-	bot Bot
+	// Bot, when set, plays the opponent seats (Opponent is then only its
+	// name); otherwise Opponent names one of this package's bots (NewBot).
+	// A server passes the bot its game registry made.
+	Bot Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -163,8 +164,8 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 		}
 	}
-	if cfg.bot != nil {
-		v.bot = cfg.bot
+	if cfg.Bot != nil {
+		v.bot = cfg.Bot
 		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
 			return nil, err
 		}

@@ -80,10 +80,14 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 	return out, nil
 }
 
-// Register makes each policy available as the bot "policy:<name>"
-// (greedy), for sessions' opponents and matches.
-func Register(ps map[string]*Policy) {
+// Bots are the bots a set of policies provides, by bot name: each policy
+// as "policy:<name>" (greedy). Whoever serves them (the server, libdgenv,
+// dgeval) registers them in its own spiel.Registry as card-game bots
+// (env.SpielBot).
+func Bots(ps map[string]*Policy) map[string]env.BotFactory {
+	out := make(map[string]env.BotFactory, len(ps))
 	for name, p := range ps {
-		env.RegisterBot("policy:"+name, func() env.Bot { return Bot{Policy: p, Greedy: true} })
+		out["policy:"+name] = func() env.Bot { return Bot{Policy: p, Greedy: true} }
 	}
+	return out
 }

@@ -8,6 +8,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -265,4 +267,71 @@ func normalize(m map[string]any) GameSpec {
 		out[k] = v
 	}
 	return out
+}
+
+// Blame names the request field an engine error is about, as the wire
+// names it ("game.<param>", a VecConfig field, "opponent"), and its
+// message; field is "" when no field is to blame. The one mapping of the
+// engine's typed errors, used by the server and cmd/libdgenv.
+func Blame(err error) (field, message string) {
+	var pe *spiel.ParamError
+	var ce *spiel.ConfigError
+	var ub *spiel.UnknownBotError
+	switch {
+	case errors.As(err, &pe):
+		return "game." + pe.Name, fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
+	case errors.As(err, &ce):
+		return ce.Field, err.Error()
+	case errors.As(err, &ub):
+		return "opponent", err.Error()
+	}
+	return "", err.Error()
+}
+
+// GameInfo is one entry of GET /v1/games (and libdgenv's dg_games).
+type GameInfo struct {
+	Name          string      `json:"name"`
+	Doc           string      `json:"doc"`
+	Default       bool        `json:"default"`
+	Players       []int       `json:"players"`
+	Params        []ParamInfo `json:"params"`
+	NumActions    int         `json:"num_actions"`
+	MaxGameLength int         `json:"max_game_length"`
+	Obs           ObsSpec     `json:"obs"`
+	Bots          []string    `json:"bots"`
+}
+
+// ParamInfo is one parameter of a game type.
+type ParamInfo struct {
+	Name    string `json:"name"`
+	Default int    `json:"default"`
+	Min     int    `json:"min"`
+	Max     int    `json:"max"`
+	Doc     string `json:"doc"`
+}
+
+// GamesOf lists the games of reg, the default first; sizes and layout are
+// those of each game's default parameters.
+func GamesOf(reg *spiel.Registry) ([]GameInfo, error) {
+	names := reg.Names()
+	list := make([]GameInfo, 0, len(names))
+	for i, name := range names {
+		typ, err := reg.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		g, err := typ.Default()
+		if err != nil {
+			return nil, fmt.Errorf("game %s: its default parameters fail: %w", name, err)
+		}
+		l := g.Observation()
+		info := GameInfo{Name: name, Doc: typ.Doc, Default: i == 0, Players: typ.Players, Params: []ParamInfo{},
+			NumActions: g.NumDistinctActions(), MaxGameLength: g.MaxGameLength(),
+			Obs: ObsSpec{Shape: []int{l.Size}, Dtype: "<u1", Sections: Sections(l.Sections)}, Bots: reg.Bots(name)}
+		for _, p := range typ.Params {
+			info.Params = append(info.Params, ParamInfo{Name: p.Name, Default: p.Default, Min: p.Min, Max: p.Max, Doc: p.Doc})
+		}
+		list = append(list, info)
+	}
+	return list, nil
 }
