@@ -52,7 +52,7 @@ from torch import nn
 from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
 
-__all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "mean_ci", "main"]
+__all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
 
 log = logging.getLogger("dgenv.train")
 
@@ -63,6 +63,7 @@ class TrainConfig:
 
     name: str = "run"
     out: Optional[str] = None
+    algo: str = "ppo"  # ppo | imitate (fit search's labels from bin/dgteach: dgenv.imitate)
     # game and env
     players: int = 4
     deals: Optional[int] = None
@@ -98,6 +99,18 @@ class TrainConfig:
     pool_size: int = 8
     snapshot_every: int = 10  # updates between snapshots
     self_prob: float = 0.5  # chance an env's opponents are the current net
+    # imitation (algo "imitate"): labels from bin/dgteach
+    data: Optional[str] = None  # dgteach directory (default runs/teach-p<players>); generated when empty and teach_games > 0
+    teach_games: int = 0
+    teach_seed: int = 0  # 0 = --seed
+    teach_worlds: int = 32
+    teach_table: str = ""  # bots per seat while generating ("" = search,search,heuristic,random for 4 players)
+    teach_eps: float = 0.05
+    teach_minutes: float = 0.0
+    tau: float = 1.0  # points: the policy target is softmax(q / tau) over the legal cards
+    batch_size: int = 1024
+    max_records: int = 0  # 0 = every record of the data
+    augment: bool = True  # rename the colours of each sample by a random permutation (the rules are colour-symmetric)
     # evaluation
     eval_every_s: float = 180.0
     eval_games: int = 1000
@@ -143,6 +156,49 @@ PRESETS: dict[str, dict[str, Any]] = {
         opponent="self",
         eval_every_s=180.0,
     ),
+    # Imitation of the search bot (docs/training.md): the labels come from
+    # bin/dgteach (--data, or generated with --teach-games).
+    "imitate": dict(
+        name="imitate",
+        algo="imitate",
+        teach_games=1020,  # 51 shards of 20 games, ~190k labelled decisions at 4 players
+        teach_seed=4,
+        hidden=(256, 256),
+        features=True,
+        lr=1e-3,
+        lr_final=0.05,
+        epochs=12,
+        batch_size=1024,
+        tau=1.0,
+        vf_coef=0.5,
+        max_grad_norm=1.0,
+        minutes=40.0,
+        eval_every_s=120.0,
+        eval_opponents=("random", "heuristic", "search"),
+        final_eval_games=400,
+    ),
+    # RL fine-tuning of the imitation network against a mixed pool: search,
+    # heuristic and random bots on the server, and self-play against the
+    # current network and a pool of its past snapshots.
+    "finetune": dict(
+        _LONG_RUN,
+        name="finetune",
+        init="runs/imitate/checkpoints/final.pt",
+        opponent="search,heuristic,random,self",
+        num_envs=256,
+        rollout_steps=16,
+        lr=1e-4,
+        lr_final=0.2,
+        ent_coef=0.003,
+        target_kl=0.02,
+        pool_size=6,
+        snapshot_every=5,
+        self_prob=0.5,
+        eval_every_s=600.0,
+        eval_games=200,
+        eval_opponents=("heuristic", "search"),
+        final_eval_games=400,
+    ),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -172,6 +228,30 @@ def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
     return float(a.mean()), float(1.96 * a.std(ddof=1) / math.sqrt(a.size))
 
 
+def evaluate_onnx(
+    onnx_path: Any, opponent: str, games: int, players: int = 4, deals: Optional[int] = None, seed: int = 12345,
+) -> dict[str, Any]:
+    """The exported policy at one seat against ``players - 1`` bots ``opponent``, played by
+    ``bin/dgeval`` with duplicate deals (every deal under every seating): the statistics of
+    every other evaluation of the project (:mod:`dgenv.evaluate`), in :func:`evaluate_policy`'s form.
+    """
+    from .evaluate import evaluate
+
+    res = evaluate([f"policy:{onnx_path}"] + [opponent] * (players - 1), games=games, players=players, deals=deals,
+                   seed=seed, duplicate=True, backend="dgeval", progress=False)
+    pol = next(a for a in res["agents"] if a["name"].startswith("policy:"))
+    other = next(a for a in res["agents"] if not a["name"].startswith("policy:"))
+    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
+    return {
+        "opponent": opponent,
+        "games": res["games"],
+        "score": pair(pol["score"]),
+        "opp_score": pair(other["score"]),
+        "diff": pair(pol["score_diff"]),
+        "win_rate": pair(pol["win_rate"]),
+    }
+
+
 def _sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """One action per row from the categorical of (already masked) logits (Gumbel-max)."""
     u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
@@ -189,6 +269,10 @@ def evaluate_policy(
     greedy: bool = True,
 ) -> dict[str, Any]:
     """Play ``games`` games (one per env) of the net at seat 0 against ``opponent`` in the other seats.
+
+    In-process torch inference through server sessions; the trainer itself
+    evaluates the exported file with ``bin/dgeval`` (:func:`evaluate_onnx`).
+    Both report :mod:`dgenv.stats`' figures.
 
     Returns:
         ``{"opponent", "games", "score": [mean, ci95], "opp_score": [mean, ci95],
@@ -213,29 +297,17 @@ def evaluate_policy(
                 got |= b.done
     finally:
         env.close()
-    return {"opponent": opponent, "games": games, **seat0_stats(scores)}
+    from .stats import summarize  # the statistics of dgeval, computed in Python
 
-
-def seat0_stats(scores: Any) -> dict[str, Any]:
-    """Statistics of seat 0 over games ``scores`` ``[G, P]`` (final totals), as dgeval computes them.
-
-    ``{"score", "opp_score", "diff", "win_rate"}``, each ``[mean, ci95]``:
-    seat 0's total, the mean of the others', the difference, and its share
-    of the win by the arena's rule (env.MatchResult, ``dgeval -json``): the
-    best total wins and tied best seats share it, 1/(their number) each.
-    python/tests/test_train.py checks them against ``dgeval -scores``.
-    """
-    sc = np.asarray(scores, dtype=np.float64)
-    me = sc[:, 0]
-    others = sc[:, 1:].mean(axis=1)
-    best = sc.max(axis=1)
-    nbest = (sc == best[:, None]).sum(axis=1)
-    win = np.where(me == best, 1.0 / nbest, 0.0)
+    pol, opp = summarize(["policy"] + ["opponent"] * (players - 1), scores.astype(np.int64))
+    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
     return {
-        "score": list(mean_ci(me)),
-        "opp_score": list(mean_ci(others)),
-        "diff": list(mean_ci(me - others)),
-        "win_rate": list(mean_ci(win)),
+        "opponent": opponent,
+        "games": games,
+        "score": pair(pol["score"]),
+        "opp_score": pair(opp["score"]),
+        "diff": pair(pol["score_diff"]),
+        "win_rate": pair(pol["win_rate"]),
     }
 
 
@@ -561,10 +633,8 @@ class _Run:
         """Sessions (one per distinct opponent), the network and its optimizer, the collectors, the progress bar."""
         cfg = self.cfg
         opps = [o.strip() for o in cfg.opponent.split(",") if o.strip()]
-        selfplay = opps == ["self"]
-        if "self" in opps and not selfplay:
-            raise ValueError("--opponent self cannot be mixed with bots")
-        # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random")
+        # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random");
+        # "self" is a self-play session (the current net and its past snapshots at the other seats)
         shares = {o: opps.count(o) for o in dict.fromkeys(opps)}
         for k, (o, share) in enumerate(shares.items()):
             n = cfg.num_envs * share // len(opps)
@@ -575,8 +645,8 @@ class _Run:
                     players=cfg.players,
                     num_envs=n,
                     seed=cfg.seed + 1000 * k,
-                    learner_seats=None if selfplay else [0],
-                    opponent=None if selfplay else o,
+                    learner_seats=None if o == "self" else [0],
+                    opponent=None if o == "self" else o,
                     reward=cfg.reward,
                     deals=cfg.deals,
                 )
@@ -585,11 +655,12 @@ class _Run:
         self.meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
         self.net = self._network(env)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)
-        self.selfplay = selfplay
-        self.cols = [_Collector(e, self.net, cfg, self.gen, self.rng, selfplay, seed=cfg.seed + 1000 * i)
+        kinds = list(shares)
+        self.cols = [_Collector(e, self.net, cfg, self.gen, self.rng, kinds[i] == "self", seed=cfg.seed + 1000 * i)
                      for i, e in enumerate(self.envs)]
-        if selfplay:
-            self.cols[0].add_snapshot(self.net)
+        for c in self.cols:
+            if c.selfplay:
+                c.add_snapshot(self.net)
         if cfg.progress:
             try:
                 from tqdm import tqdm
@@ -699,8 +770,10 @@ class _Run:
         t_update = time.monotonic() - tu
         self.update_n += 1
         self.step += n
-        if self.selfplay and self.update_n % cfg.snapshot_every == 0:
-            self.cols[0].add_snapshot(net)
+        if self.update_n % cfg.snapshot_every == 0:
+            for c in self.cols:
+                if c.selfplay:
+                    c.add_snapshot(net)
         return stats, ret, t_update
 
     def report(self, buf: dict[str, np.ndarray], ret: np.ndarray, stats: dict[str, list[float]], lr: float,
@@ -714,7 +787,7 @@ class _Run:
             c.episodes = c.episodes[-2 * c.N :]
             eps += c.episodes
             if len(cols) > 1:
-                per_opp[f"train_diff_{c.env.spec.opponent}"] = (
+                per_opp[f"train_diff_{c.env.spec.opponent or 'self'}"] = (
                     float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
                 )
         diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
@@ -752,8 +825,10 @@ class _Run:
         cfg, net = self.cfg, self.net
         net.eval()
         res = []
+        onnx_eval = export_onnx(net, self.meta, self.out / "eval" / "policy.onnx",
+                                description=f"{cfg.name} update {self.update_n}")
         for opp in cfg.eval_opponents:
-            r = evaluate_policy(self.client, net, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
+            r = evaluate_onnx(onnx_eval, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
             r.update(update=self.update_n, step=self.step, time=round(time.monotonic() - self.t0, 1), tag=tag)
             res.append(r)
             self.log.row(
@@ -829,8 +904,16 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
     """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
 
     Starts a server with :func:`dgenv.serve` unless ``cfg.server`` names one.
-    The phases are :class:`_Run`'s methods.
+    ``cfg.algo == "imitate"`` fits the network to the search bot's labels
+    instead (:func:`dgenv.imitate.train_imitation`; no server needed). The
+    phases are :class:`_Run`'s methods.
     """
+    if cfg.algo == "imitate":
+        from .imitate import train_imitation
+
+        return train_imitation(cfg, on_update)
+    if cfg.algo != "ppo":
+        raise ValueError(f"--algo {cfg.algo!r}: want ppo or imitate")
     run = _Run(cfg, on_update)
     try:
         run.setup()
