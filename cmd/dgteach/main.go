@@ -111,9 +111,10 @@ func generate(c config, policies string, stderr io.Writer) error {
 			return err
 		}
 	}
-	extra := policy.Bots(loaded) // policy:<name> and search:policy:<name>
+	// The policies' bots (policy:<name>, search:policy:<name>) beside env's own.
+	policyBots := policy.Bots(loaded)
 	newBot := func(name string) (env.Bot, error) {
-		if f, ok := extra[name]; ok {
+		if f, ok := policyBots[name]; ok {
 			return f(), nil
 		}
 		return env.NewBot(name)

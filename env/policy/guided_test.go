@@ -35,7 +35,7 @@ func TestPriorScoresAreTheLogits(t *testing.T) {
 	}
 }
 
-// Bots makes "search:policy:<name>": a search bot guided by the policy,
+// Bots make "search:policy:<name>": a search bot guided by the policy,
 // playing legal games of the policy's player count only.
 func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	model, _, _ := readParity(t)
@@ -43,10 +43,10 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bots := policy.Bots(map[string]*policy.Policy{"guidetest": p})
-	f, ok := bots["search:policy:guidetest"]
+	pb := policy.Bots(map[string]*policy.Policy{"guidetest": p})
+	f, ok := pb["search:policy:guidetest"]
 	if !ok {
-		t.Fatalf("policy.Bots has no search:policy:guidetest: %v", bots)
+		t.Fatal("no bot search:policy:guidetest")
 	}
 	bot := f()
 	gd, ok := bot.(policy.Guided)
@@ -55,18 +55,20 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	}
 	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
 	reg := games.Default()
-	for name, f := range bots {
-		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+	require := func(err error) {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	require(reg.RegisterBot(env.GameName, "search:policy:guidetest", env.SpielBot(func() env.Bot { return gd })))
 	typ, _ := reg.Lookup(env.GameName)
-	cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
+	cg, err := typ.New(map[string]any{"players": 4, "deals": 1})
+	require(err)
 	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
 		Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"}, Games: 2, Seed: 1,
 	})
 	if err != nil || len(res.Scores) != 2 {
-		t.Fatalf("PlayMatchOf = %v, %v", res, err)
+		t.Fatalf("PlayMatch = %v, %v", res, err)
 	}
 	g3, _ := env.NewGame(env.Params{Players: 3})
 	if err := gd.CheckGame(g3); err == nil {

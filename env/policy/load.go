@@ -81,10 +81,10 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 }
 
 // Bots are the bots a set of policies provides, by bot name: each policy
-// as "policy:<name>" (greedy), and the search bot it guides as
+// as "policy:<name>" (greedy) and the search bot it guides as
 // "search:policy:<name>" (NewGuided). Whoever serves them (the server,
-// libdgenv, dgeval, dgteach) registers them in its own spiel.Registry as
-// card-game bots (env.SpielBot), or looks them up here.
+// libdgenv, dgeval) registers them in its own spiel.Registry as card-game
+// bots (env.SpielBot).
 func Bots(ps map[string]*Policy) map[string]env.BotFactory {
 	out := make(map[string]env.BotFactory, 2*len(ps))
 	for name, p := range ps {
