@@ -1,4 +1,4 @@
-"""The hand-framed HTTP/1.1 exchange, against canned answers from a local socket.
+"""The HTTP/1.1 exchange (hand-framed, and http.client's), against canned answers from a local socket.
 
 The real server answers with Content-Length; these cover the framings it may
 also use (chunked bodies, a body that runs to the connection's end, a closed
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from dgenv import _wire
-from dgenv.client import _FastHTTP
+from dgenv._transport import FastHTTP as _FastHTTP
+from dgenv._transport import StdlibHTTP
 from dgenv.errors import BadRequest, ServerUnavailable
 
 
@@ -77,14 +78,15 @@ def _chunked(obj) -> bytes:
     return out + b"0\r\n\r\n"
 
 
-@pytest.fixture
-def canned() -> Iterator:
+@pytest.fixture(params=[_FastHTTP, StdlibHTTP], ids=["fast", "stdlib"])
+def canned(request) -> Iterator:
+    """Both framings (the default, and DGENV_HTTP=stdlib's) share one connection and retry layer."""
     threads = []
 
     def make(answers):
         url, t = _serve(answers)
         threads.append(t)
-        return _FastHTTP(url, None, 5)
+        return request.param(url, None, 5)
 
     yield make
     for t in threads:
@@ -139,3 +141,29 @@ def test_nothing_listening_is_server_unavailable() -> None:
     h = _FastHTTP(f"http://127.0.0.1:{port}", None, 2)
     with pytest.raises(ServerUnavailable):
         h.request("GET", "/v1/healthz")
+
+
+def test_stdlib_framing_plays_the_same_batches(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dgenv
+
+    a = server.make(num_envs=4, seed=2, obs_dtype=None)
+    monkeypatch.setenv("DGENV_HTTP", "stdlib")
+    b = server.make(num_envs=4, seed=2, obs_dtype=None)
+    try:
+        assert isinstance(b._http, StdlibHTTP) and isinstance(a._http, _FastHTTP)
+        x, y = a.reset(seed=2), b.reset(seed=2)
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            for f in x._fields:
+                np.testing.assert_array_equal(getattr(x, f), getattr(y, f))
+            act = np.argmax(rng.random(x.mask.shape) * x.mask, axis=1)
+            x, y = a.step(act), b.step(act)
+        with pytest.raises(dgenv.BadRequest, match="out of range"):
+            b.step(np.full(4, 95))  # an error answer read through http.client's framing
+        illegal = np.argmin(y.mask, axis=1)
+        with pytest.raises(dgenv.IllegalActionError):
+            b.step(illegal)
+        b.step(np.argmax(y.mask, axis=1))  # nothing was stepped: the env goes on
+    finally:
+        a.close()
+        b.close()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dgenv
-from dgenv.client import _unix_path
+from dgenv._transport import unix_path as _unix_path
 from dgenv.server import _parse_addr, find_server
 
 
@@ -114,3 +114,26 @@ def test_address_line_is_parsed() -> None:
     assert _parse_addr("listening on http://127.0.0.1:41234\n") == "http://127.0.0.1:41234"
     assert _parse_addr("listening on 127.0.0.1:5") == "http://127.0.0.1:5"
     assert _parse_addr('time=... level=INFO msg="starting"') is None
+
+
+def test_one_binary_finder_serves_dgserver_and_dgeval(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dgenv.errors import ServerStartError
+    from dgenv.evaluate import find_dgeval
+    from dgenv.server import find_binary, find_repo
+
+    repo = find_repo()
+    assert repo is not None
+    monkeypatch.delenv("DGENV_SERVER", raising=False)
+    monkeypatch.delenv("DGENV_DGEVAL", raising=False)
+    assert find_binary("dgeval", build=False, path=False) == repo / "bin" / "dgeval" == find_dgeval(build=False)
+    assert find_server(build=False, path=False) == find_binary("dgserver", build=False, path=False)
+    fake = tmp_path / "dgeval"
+    fake.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("DGENV_DGEVAL", str(fake))
+    assert find_dgeval() == fake == find_binary("dgeval")
+    monkeypatch.setenv("DGENV_DGEVAL", str(tmp_path / "missing"))
+    with pytest.raises(ServerStartError, match="DGENV_DGEVAL"):
+        find_binary("dgeval")
+    assert find_dgeval() is None
+    with pytest.raises(ServerStartError, match="does not exist"):
+        find_binary("dgeval", tmp_path / "nope")

@@ -17,6 +17,8 @@ Adapters live in submodules and import their library lazily:
 """
 
 from .client import NUM_ACTIONS, Batch, BatchEnv, Client, ObsSpec, Section, Spec, connect
+from .options import EnvOptions
+from .spec import GameInfo, GameParam
 from .errors import (
     BadRequest,
     BusyError,
@@ -56,6 +58,9 @@ __all__ = [
     "Spec",
     "ObsSpec",
     "Section",
+    "EnvOptions",
+    "GameInfo",
+    "GameParam",
     "NUM_ACTIONS",
     "find_server",
     "DgenvError",

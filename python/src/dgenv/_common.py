@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import threading
 from types import ModuleType
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from .client import Client, connect
 
-__all__ = ["ClientLike", "resolve_client", "own_client", "default_server", "require"]
+__all__ = ["ClientLike", "resolve_client", "own_client", "default_server", "require", "describe_obs"]
 
 ClientLike = Union[Client, str, None]
 
@@ -68,3 +68,24 @@ def require(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"{module} is needed for this adapter: pip install 'dgenv[{extra}]' ({e})"
         ) from e
+
+
+def describe_obs(spec: Any, obs: Any) -> str:
+    """One observation as text for ``render_mode="ansi"``, read through the spec's sections.
+
+    The card game shows the observer's ``hand`` (card ids); a game without
+    one shows every section that is not all zero: the indices set in a 0/1
+    section, the values of the others.
+    """
+    import numpy as np
+
+    o = np.asarray(obs).reshape(-1)
+    secs = [s for s in spec.obs.sections if s.name == "hand"] or list(spec.obs.sections)
+    parts = []
+    for s in secs:
+        v = o[s.offset : s.offset + s.size]
+        if not v.any() and s.name != "hand":
+            continue
+        shown = np.flatnonzero(v).tolist() if s.max <= 1 else v.astype(np.int64).tolist()
+        parts.append(f"{s.name} {shown}")
+    return " ".join(parts)

@@ -1,4 +1,4 @@
-"""HTTP client for the batch server: sessions, reset/step, records.
+"""The env API over HTTP: :class:`Client` (sessions), :class:`BatchEnv` (reset/step), :class:`Batch`.
 
 One :class:`BatchEnv` owns one session and one keep-alive HTTP/1.1 connection.
 Bodies are msgpack; every tensor comes back as one blob that becomes a numpy
@@ -11,192 +11,48 @@ server already produced instead of stepping again; a create carries a fresh
 server has restarted (the session is gone), an env re-creates its session
 with the same settings and marks the games that were in flight truncated
 (``recover``; docs/python.md, "Retries and restarts").
+
+The pieces live apart: the wire's descriptions of games and sessions in
+:mod:`dgenv.spec`, the tensor codec in :mod:`dgenv._wire`, the HTTP exchange
+and its retries in :mod:`dgenv._transport`. This module re-exports the names
+it always had (``dgenv.client.Spec``...). :mod:`dgenv.inproc` gives the same
+API over the engine in this process.
 """
 
 from __future__ import annotations
 
-import http.client
 import logging
-import os
-import socket
 import threading
-import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
-from urllib.parse import urlsplit
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import _wire
+from ._transport import Retry as _Retry
+from ._transport import http_transport as _http
 from .errors import (
     BusyError,
     DgenvError,
     ServerUnavailable,
     SessionNotFound,
     Unavailable,
-    error_from_response,
 )
+from .spec import DEFAULT_GAME, NUM_ACTIONS, GameInfo, GameParam, ObsSpec, Packed, Section, Spec
 
 log = logging.getLogger("dgenv")
 
-__all__ = ["Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "connect", "NUM_ACTIONS"]
+__all__ = [
+    "Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "GameInfo", "GameParam",
+    "GameLike", "connect", "NUM_ACTIONS", "DEFAULT_GAME",
+]
 
-NUM_ACTIONS = 90  # card id = colour * 18 + value - 1, for every player count
+ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
 
-
-# Errors that mean the keep-alive connection went away before our request was
-# read (the server closed an idle connection): safe to reconnect and resend once.
-_STALE = (
-    http.client.RemoteDisconnected,
-    http.client.CannotSendRequest,
-    BrokenPipeError,
-    ConnectionResetError,
-    ConnectionAbortedError,
-)
-
-
-@dataclass(frozen=True)
-class Section:
-    """One named block of the flat observation vector.
-
-    Attributes:
-        name: section name (``"hand"``, ``"current_trick"``...).
-        offset: index of its first element in the observation.
-        shape: its shape (the section is ``obs[..., offset:offset+size]`` in C order).
-        min: smallest value it takes.
-        max: largest value it takes.
-        doc: the server's description of its meaning.
-    """
-
-    name: str
-    offset: int
-    shape: tuple[int, ...]
-    min: int = 0
-    max: int = 1
-    doc: str = ""
-
-    @property
-    def size(self) -> int:
-        """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
-
-
-@dataclass(frozen=True)
-class Packed:
-    """How a ``packing="bits"`` session carries obs and mask (``spec.obs.packed``).
-
-    ``obs_bits`` rows hold one bit per observation element (numpy
-    ``bitorder="little"``); ``obs_extra`` rows hold the bytes of the sections
-    whose values exceed 1, span after span; ``mask_bits`` rows hold the mask's
-    90 bits. :class:`BatchEnv` unpacks them, so a :class:`Batch` looks the same
-    either way.
-    """
-
-    obs_bytes: int
-    extra: tuple[tuple[int, int], ...]  # (offset, length) spans of obs in obs_extra, in order
-    extra_bytes: int
-    mask_bytes: int
-
-    @classmethod
-    def from_wire(cls, d: Mapping[str, Any]) -> "Packed":
-        if d.get("bitorder", "little") != "little":
-            raise ValueError(f"packed obs: bitorder {d.get('bitorder')!r} is not supported")
-        return cls(
-            obs_bytes=int(d["obs_bytes"]),
-            extra=tuple((int(x["offset"]), int(x["length"])) for x in d.get("extra", ())),
-            extra_bytes=int(d["extra_bytes"]),
-            mask_bytes=int(d["mask_bytes"]),
-        )
-
-    def unpack(self, obs_bits: np.ndarray, obs_extra: np.ndarray, mask_bits: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rebuild ``obs`` [N, d] uint8 and ``mask`` [N, 90] bool from the packed tensors."""
-        obs = np.unpackbits(obs_bits, axis=1, count=d, bitorder="little")
-        k = 0
-        for off, n in self.extra:
-            obs[:, off : off + n] = obs_extra[:, k : k + n]
-            k += n
-        mask = np.unpackbits(mask_bits, axis=1, count=NUM_ACTIONS, bitorder="little").view(np.bool_)
-        return obs, mask
-
-
-@dataclass(frozen=True)
-class ObsSpec:
-    """Observation layout: flat shape, wire dtype and named sections."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    sections: tuple[Section, ...]
-    packed: Optional[Packed] = None
-
-    @property
-    def size(self) -> int:
-        """Number of elements of one observation."""
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def section(self, name: str) -> Section:
-        """Return the section called ``name`` (KeyError if absent)."""
-        for s in self.sections:
-            if s.name == name:
-                return s
-        raise KeyError(f"no observation section {name!r}; have {[s.name for s in self.sections]}")
-
-    def low_high(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-element lower and upper bounds of the observation, as float64 vectors."""
-        lo = np.zeros(self.size, dtype=np.float64)
-        hi = np.ones(self.size, dtype=np.float64)
-        for s in self.sections:
-            lo[s.offset : s.offset + s.size] = s.min
-            hi[s.offset : s.offset + s.size] = s.max
-        return lo, hi
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What a session is: sizes, seats, opponent, reward mode and observation layout."""
-
-    num_envs: int
-    players: int
-    num_actions: int
-    learner_seats: tuple[int, ...]
-    opponent: Optional[str]
-    reward: str
-    obs: ObsSpec
-    raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
-
-    @classmethod
-    def from_wire(cls, d: Mapping[str, Any]) -> "Spec":
-        """Build a Spec from the server's ``spec`` object."""
-        o = d["obs"]
-        sections = tuple(
-            Section(
-                name=str(s["name"]),
-                offset=int(s["offset"]),
-                shape=tuple(int(x) for x in s["shape"]),
-                min=int(s.get("min", 0) or 0),
-                max=int(s.get("max", 1) if s.get("max") is not None else 1),
-                doc=str(s.get("doc", "") or ""),
-            )
-            for s in o.get("sections", ())
-        )
-        players = int(d["players"])
-        seats = d.get("learner_seats") or list(range(players))
-        return cls(
-            num_envs=int(d["num_envs"]),
-            players=players,
-            num_actions=int(d.get("num_actions", NUM_ACTIONS)),
-            learner_seats=tuple(int(s) for s in seats),
-            opponent=(d.get("opponent") or None),
-            reward=str(d.get("reward", "points") or "points"),
-            obs=ObsSpec(
-                shape=tuple(int(x) for x in o["shape"]),
-                dtype=np.dtype(o.get("dtype", "<u1")),
-                sections=sections,
-                packed=Packed.from_wire(o["packed"]) if o.get("packed") else None,
-            ),
-            raw=dict(d),
-        )
+# A game as make() takes it: a registered name, {"name": ..., **params}, or
+# None (the card game, "david_goliath").
+GameLike = Union[str, Mapping[str, Any], None]
 
 
 class Batch(NamedTuple):
@@ -233,347 +89,65 @@ class Batch(NamedTuple):
     truncated: np.ndarray
 
 
-def _unix_path(url: str) -> Optional[str]:
-    """The socket path of a ``unix:PATH`` (or ``unix://PATH``) URL; None for other URLs."""
-    if not url.startswith("unix:"):
-        return None
-    path = url[len("unix:"):]
-    if path.startswith("//"):
-        path = path[2:]
-    if not path:
-        raise ValueError(f"url {url!r}: want unix: followed by the socket's path")
-    return path
 
 
-class _UnixHTTPConnection(http.client.HTTPConnection):
-    """http.client's connection, over a Unix domain socket instead of TCP."""
+def game_body(
+    game: GameLike = None,
+    players: Optional[int] = None,
+    deals: Optional[int] = None,
+    first_dealer: Optional[int] = None,
+) -> dict[str, Any]:
+    """The create's ``game`` object: ``game`` (a name or ``{"name", **params}``)
+    with the card game's parameters given as make()'s keywords added.
 
-    def __init__(self, path: str, timeout: Optional[float]) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self.socket_path = path
-
-    def connect(self) -> None:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.settimeout(self.timeout)
-            s.connect(self.socket_path)
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
-
-
-class _HTTP:
-    """One keep-alive HTTP/1.1 connection speaking msgpack to one server."""
-
-    def __init__(self, url: str, token: Optional[str], timeout: Optional[float]) -> None:
-        self.socket_path: Optional[str] = _unix_path(url)
-        if self.socket_path is not None:
-            # HTTP over a Unix domain socket: the path names the socket, and
-            # the routes start at its root.
-            self.scheme, self.host, self.port, self.prefix = "unix", "localhost", 80, ""
-            self.where = f"unix:{self.socket_path}"
-        else:
-            u = urlsplit(url if "://" in url else "http://" + url)
-            if u.scheme not in ("http", "https"):
-                raise ValueError(f"url {url!r}: want http://, https:// or unix:PATH")
-            self.scheme = u.scheme
-            self.host = u.hostname or "127.0.0.1"
-            self.port = u.port or (443 if u.scheme == "https" else 80)
-            self.prefix = u.path.rstrip("/")
-            self.where = f"{self.scheme}://{self.host}:{self.port}"
-        self.timeout = timeout
-        # HTTP/1.1 keeps the connection alive and the server answers in the
-        # request's format, so a request needs few headers (each costs time).
-        self.headers = [("Content-Type", _wire.MSGPACK)]
-        if token:
-            self.headers.append(("Authorization", f"Bearer {token}"))
-        self._conn: Optional[http.client.HTTPConnection] = None
-        self._pending: Optional[tuple[str, str, Optional[bytes]]] = None
-
-    def _connect(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            if self.socket_path is not None:
-                c: http.client.HTTPConnection = _UnixHTTPConnection(self.socket_path, timeout=self.timeout)
-                c.connect()
-            else:
-                cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-                c = cls(self.host, self.port, timeout=self.timeout)
-                c.connect()
-                try:  # small requests must not wait for Nagle
-                    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                except OSError:
-                    pass
-            self._conn = c
-        return self._conn
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def send(self, method: str, path: str, body: Any = None) -> None:
-        """Send one request without reading the answer (see :meth:`receive`)."""
-        payload = None if body is None else _wire.pack(body)
-        self._pending = (method, path, payload)
-        self._transmit(retry=True)
-
-    def _transmit(self, retry: bool) -> None:
-        assert self._pending is not None
-        method, path, payload = self._pending
-        for attempt in (0, 1) if retry else (1,):
-            try:
-                conn = self._connect()
-                conn.putrequest(method, self.prefix + path, skip_accept_encoding=True)
-                for k, v in self.headers:
-                    conn.putheader(k, v)
-                conn.putheader("Content-Length", str(len(payload)) if payload is not None else "0")
-                conn.endheaders(payload)
-                return
-            except _STALE as e:
-                self.close()
-                if attempt:
-                    self._pending = None
-                    raise ServerUnavailable(f"{method} {path}: connection lost: {e}") from e
-            except (OSError, http.client.HTTPException) as e:
-                self.close()
-                self._pending = None
-                raise ServerUnavailable(
-                    f"{method} {self.where}{self.prefix}{path}: {e}"
-                ) from e
-
-    def receive(self, *, session_route: bool = False, raw: bool = False) -> Any:
-        """Read the answer to the request :meth:`send` sent; decode it or raise its ServerError.
-
-        With ``raw``, a successful msgpack answer is returned undecoded, as a
-        fresh uint8 array the caller's arrays may view (see BatchLayout).
-        """
-        if self._pending is None or self._conn is None:
-            raise ServerUnavailable("no request in flight")
-        method, path, _ = self._pending
-        try:
-            try:
-                resp = self._conn.getresponse()
-            except _STALE:
-                # The server closed the idle keep-alive connection before it read
-                # the request (nothing answered): reconnect and send it once more.
-                self.close()
-                self._transmit(retry=False)
-                assert self._conn is not None
-                resp = self._conn.getresponse()
-            ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip().lower()
-            n = resp.length
-            if raw and resp.status < 400 and ctype == _wire.MSGPACK and n:
-                buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                mv = buf.data
-                got = 0
-                while got < n:
-                    k = resp.readinto(mv[got:])
-                    if not k:
-                        raise http.client.IncompleteRead(bytes(mv[:got]), n - got)
-                    got += k
-                data: Any = mv
-            else:
-                data = resp.read()
-        except (OSError, http.client.HTTPException) as e:
-            self.close()
-            raise ServerUnavailable(
-                f"{method} {self.where}{self.prefix}{path}: {e}"
-            ) from e
-        finally:
-            self._pending = None
-        if resp.will_close:
-            self.close()
-        if isinstance(data, memoryview):
-            return buf
-        return self._finish(resp.status, ctype, resp.getheader("Retry-After"), data, session_route)
-
-    @staticmethod
-    def _finish(status: int, ctype: str, retry_after: Optional[str], data: bytes, session_route: bool) -> Any:
-        """Decode a body by its content type; raise the mapped ServerError for an error status."""
-        decoded: Any = None
-        if data:
-            try:
-                if ctype == _wire.JSON or (ctype != _wire.MSGPACK and data[:1] in (b"{", b"[")):
-                    import json
-
-                    decoded = json.loads(data)
-                else:
-                    decoded = _wire.unpack(data)
-            except Exception:  # not the API (plain-text 404 of a proxy, etc.)
-                decoded = data.decode("utf-8", "replace")
-        if status >= 400:
-            raise error_from_response(status, decoded, retry_after=retry_after, session_route=session_route)
-        return decoded
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        session_route: bool = False,
-        raw: bool = False,
-    ) -> Any:
-        """Send one request; return the decoded body or raise the mapped ServerError."""
-        self.send(method, path, body)
-        return self.receive(session_route=session_route, raw=raw)
-
-
-class _FastHTTP(_HTTP):
-    """The same exchange framed by hand on the HTTPConnection's socket.
-
-    http.client spends ~100 µs of Python per request on header objects
-    (email.parser) and several sends; at small N that is most of a step. Here a
-    request is one ``sendall`` of prebuilt bytes, and the answer's status line
-    and headers are read with a few ``readline`` calls from one buffered reader
-    kept for the connection's life; bodies with Content-Length go straight
-    into the answer's buffer, chunked ones are reassembled.
+    Raises:
+        TypeError: ``game`` is neither a string, a mapping nor None.
+        ValueError: a parameter is given twice with different values.
     """
-
-    _rfile: Any = None
-
-    def _connect(self) -> http.client.HTTPConnection:
-        fresh = self._conn is None
-        conn = super()._connect()
-        if fresh or self._rfile is None:
-            self._rfile = conn.sock.makefile("rb", buffering=1 << 16)
-            host = self.host if ":" not in self.host else f"[{self.host}]"
-            default = 443 if self.scheme == "https" else 80
-            hostport = host if self.port == default else f"{host}:{self.port}"
-            extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers)
-            self._head = (f"Host: {hostport}\r\n{extra}").encode("latin-1")
-        return conn
-
-    def close(self) -> None:
-        if self._rfile is not None:
-            try:
-                self._rfile.close()
-            except Exception:
-                pass
-            self._rfile = None
-        super().close()
-
-    def _transmit(self, retry: bool) -> None:
-        assert self._pending is not None
-        method, path, payload = self._pending
-        body = payload or b""
-        for attempt in (0, 1) if retry else (1,):
-            try:
-                conn = self._connect()
-                msg = b"".join((
-                    f"{method} {self.prefix}{path} HTTP/1.1\r\n".encode("latin-1"),
-                    self._head,
-                    f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1"),
-                    body,
-                ))
-                conn.sock.sendall(msg)
-                return
-            except _STALE as e:
-                self.close()
-                if attempt:
-                    self._pending = None
-                    raise ServerUnavailable(f"{method} {path}: connection lost: {e}") from e
-            except OSError as e:
-                self.close()
-                self._pending = None
-                raise ServerUnavailable(
-                    f"{method} {self.where}{self.prefix}{path}: {e}"
-                ) from e
-
-    def _read_head(self) -> tuple[int, dict[bytes, bytes], bool]:
-        rf = self._rfile
-        line = rf.readline(65537)
-        if not line:
-            raise http.client.RemoteDisconnected("server closed the connection without answering")
-        parts = line.split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
-            raise http.client.BadStatusLine(line.decode("latin-1", "replace"))
-        status = int(parts[1])
-        headers: dict[bytes, bytes] = {}
-        while True:
-            h = rf.readline(65537)
-            if h in (b"\r\n", b"\n", b""):
-                break
-            k, _, v = h.partition(b":")
-            headers[k.strip().lower()] = v.strip()
-        http10 = parts[0] == b"HTTP/1.0"
-        conn_hdr = headers.get(b"connection", b"").lower()
-        will_close = conn_hdr == b"close" or (http10 and conn_hdr != b"keep-alive")
-        return status, headers, will_close
-
-    def _read_exact(self, n: int) -> bytes:
-        data = self._rfile.read(n)
-        if len(data) != n:
-            raise http.client.IncompleteRead(data, n - len(data))
-        return data
-
-    def receive(self, *, session_route: bool = False, raw: bool = False) -> Any:
-        if self._pending is None or self._conn is None:
-            raise ServerUnavailable("no request in flight")
-        method, path, _ = self._pending
-        try:
-            try:
-                status, headers, will_close = self._read_head()
-            except _STALE:
-                # The server closed the idle keep-alive connection before it read
-                # the request (nothing answered): reconnect and send it once more.
-                self.close()
-                self._transmit(retry=False)
-                status, headers, will_close = self._read_head()
-            ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower().decode("latin-1")
-            length = headers.get(b"content-length")
-            buf: Optional[np.ndarray] = None
-            if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
-                data = b""
-            elif b"chunked" in headers.get(b"transfer-encoding", b"").lower():
-                chunks = []
-                while True:
-                    size = int(self._rfile.readline(65537).split(b";")[0].strip(), 16)
-                    if size == 0:
-                        while self._rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                            pass  # trailers
-                        break
-                    chunks.append(self._read_exact(size))
-                    self._rfile.readline(65537)  # CRLF after each chunk
-                data = b"".join(chunks)
-            elif length is not None:
-                n = int(length)
-                if raw and status < 400 and ctype == _wire.MSGPACK and n:
-                    buf = np.empty(n, dtype=np.uint8)  # owned by the arrays decoded from it
-                    mv = buf.data
-                    got = 0
-                    while got < n:
-                        k = self._rfile.readinto(mv[got:])
-                        if not k:
-                            raise http.client.IncompleteRead(bytes(mv[:got]), n - got)
-                        got += k
-                    data = b""
-                else:
-                    data = self._read_exact(n)
-            else:  # no length, not chunked: the body runs to the end of the connection
-                data = self._rfile.read()
-                will_close = True
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            self.close()
-            raise ServerUnavailable(
-                f"{method} {self.where}{self.prefix}{path}: {e}"
-            ) from e
-        finally:
-            self._pending = None
-        if will_close:
-            self.close()
-        if buf is not None:
-            return buf
-        ra = headers.get(b"retry-after")
-        return self._finish(status, ctype, ra.decode("latin-1") if ra else None, data, session_route)
+    if game is None:
+        g: dict[str, Any] = {}
+    elif isinstance(game, str):
+        g = {"name": game}
+    elif isinstance(game, Mapping):
+        g = dict(game)
+    else:
+        raise TypeError(f"game: want a name, a mapping {{'name': ..., params}} or None, got {type(game).__name__}")
+    for k, v in (("players", players), ("deals", deals), ("first_dealer", first_dealer)):
+        if v is None:
+            continue
+        if k in g and g[k] != v:
+            raise ValueError(f"{k} = {v} and game[{k!r}] = {g[k]}: give it once")
+        g[k] = int(v)
+    return g
 
 
-def _http(url: str, token: Optional[str], timeout: Optional[float]) -> _HTTP:
-    """The connection class: hand-framed by default; ``DGENV_HTTP=stdlib`` uses http.client's framing."""
-    if os.environ.get("DGENV_HTTP", "").lower() == "stdlib":
-        return _HTTP(url, token, timeout)
-    return _FastHTTP(url, token, timeout)
+def create_body(
+    game: GameLike,
+    players: Optional[int],
+    num_envs: int,
+    seed: Optional[int],
+    learner_seats: Optional[Sequence[int]],
+    opponent: Optional[str],
+    reward: str,
+    deals: Optional[int],
+    first_dealer: Optional[int],
+    packing: Optional[str],
+) -> dict[str, Any]:
+    """The body of ``POST /v1/sessions`` for make()'s arguments (both transports build it here)."""
+    body: dict[str, Any] = {
+        "game": game_body(game, players, deals, first_dealer),
+        "num_envs": int(num_envs),
+        "reward": reward,
+    }
+    if seed is not None:
+        body["seed"] = int(seed)
+    if learner_seats is not None:
+        body["learner_seats"] = [int(s) for s in learner_seats]
+    if opponent is not None:
+        body["opponent"] = opponent
+    if packing is not None:
+        body["packing"] = packing
+    return body
 
 
 class Client:
@@ -647,13 +221,14 @@ class Client:
 
     def make(
         self,
-        players: int = 4,
+        players: Optional[int] = None,
         num_envs: int = 1,
         seed: Optional[int] = None,
         learner_seats: Optional[Sequence[int]] = None,
         opponent: Optional[str] = None,
         reward: str = "points",
         *,
+        game: GameLike = None,
         deals: Optional[int] = None,
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
@@ -663,13 +238,17 @@ class Client:
         """Create a session of ``num_envs`` games and return its batch env.
 
         Args:
-            players: seats per table, 3..6.
+            players: seats per table (the card game: 3..6; None: the game's default, 4).
             num_envs: games stepped at once (N).
             seed: seed of the session's games (server default if None).
             learner_seats: seats the caller plays; None means all seats (self-play).
             opponent: bot for the other seats (``"random"``, ``"heuristic"``...);
                 required when ``learner_seats`` leaves seats over.
             reward: ``"points"`` or ``"zero_sum"``.
+            game: the game to play: a registered name (:meth:`games` lists
+                them), or ``{"name": name, **params}`` with its parameters;
+                None is the card game (``"david_goliath"``). ``players``,
+                ``deals`` and ``first_dealer`` are added to its parameters.
             deals: deals per game (server default: as many as players).
             first_dealer: seat that deals first (server default 0).
             obs_dtype: dtype observations are returned in (default float32);
@@ -691,23 +270,11 @@ class Client:
         the same session, never a second one.
 
         Raises:
-            BadRequest: a parameter is out of range (the message names it).
+            BadRequest: a parameter is out of range, or the game is unknown
+                (the message names it).
             LimitError: the server holds too many sessions.
         """
-        game: dict[str, Any] = {"players": int(players)}
-        if deals is not None:
-            game["deals"] = int(deals)
-        if first_dealer is not None:
-            game["first_dealer"] = int(first_dealer)
-        body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward}
-        if seed is not None:
-            body["seed"] = int(seed)
-        if learner_seats is not None:
-            body["learner_seats"] = [int(s) for s in learner_seats]
-        if opponent is not None:
-            body["opponent"] = opponent
-        if packing is not None:
-            body["packing"] = packing
+        body = create_body(game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing)
         ans = self._create(body)
         return BatchEnv(
             self,
@@ -718,6 +285,18 @@ class Client:
             seq=ans.get("seq"),
             recover=self.recover if recover is None else bool(recover),
         )
+
+    def games(self) -> list[GameInfo]:
+        """The games this server plays (``GET /v1/games``): names, parameters and spaces."""
+        ans = self._request("GET", "/v1/games")
+        return [GameInfo.from_wire(g) for g in ans["games"]]
+
+    def game(self, name: str = DEFAULT_GAME) -> GameInfo:
+        """The entry of :meth:`games` called ``name`` (KeyError if the server has no such game)."""
+        for g in self.games():
+            if g.name == name:
+                return g
+        raise KeyError(f"no game {name!r} on {self.url}")
 
     def _create(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """POST /v1/sessions with a fresh request_id, re-sent while the answer is lost."""
@@ -773,36 +352,6 @@ def connect(
     return c
 
 
-ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
-
-
-class _Retry:
-    """The backoff and deadline of one request's retries."""
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.deadline: Optional[float] = None
-        self.attempt = 0
-
-    def wait_or_raise(self, what: str, err: Exception) -> None:
-        """Sleep before the next attempt, or raise once the retry time is spent."""
-        if self.timeout <= 0:
-            raise err
-        now = time.monotonic()
-        if self.deadline is None:
-            self.deadline = now + self.timeout
-        if now >= self.deadline:
-            raise ServerUnavailable(f"{what}: still failing after retrying for {self.timeout:g} s: {err}") from err
-        delay = min(0.02 * (2**self.attempt), 1.0)
-        ra = getattr(err, "retry_after", None)
-        if ra:
-            delay = max(delay, min(float(ra), 5.0))
-        self.attempt += 1
-        if self.attempt == 1 or self.attempt % 10 == 0:
-            log.info("%s: %s; retrying", what, err)
-        time.sleep(min(delay, max(0.0, self.deadline - now)))
-
-
 class BatchEnv:
     """N games of one session, stepped together.
 
@@ -836,26 +385,30 @@ class BatchEnv:
         seq: Optional[int] = None,
         recover: bool = False,
     ):
-        self.client = client
-        self.session = session
-        self.spec = spec
-        self.obs_dtype: Optional[np.dtype] = None if obs_dtype is None else np.dtype(obs_dtype)
+        self._init_api(client, session, spec, obs_dtype)
         self._http = _http(client.url, client.token, client.timeout)
         self._path = f"/v1/sessions/{session}"
-        self._closed = False
-        self._by_name = {s.name: s for s in spec.obs.sections}
         self._layout: Optional[_wire.BatchLayout] = None
-        self.last: Optional[Batch] = None
         # None: the server does not number batches, so a retry is not safe.
         self.seq: Optional[int] = None if seq is None else int(seq)
         self.recoveries = 0
         self._create_body = dict(create_body) if create_body is not None else None
         self._recover = bool(recover) and create_body is not None
         self._inflight: Optional[tuple[str, dict[str, Any]]] = None  # (route, body) of a sent reset/step
-        self._no_trunc = np.zeros(spec.num_envs, dtype=np.bool_)
-        self._no_trunc.setflags(write=False)
         self._all_trunc = np.ones(spec.num_envs, dtype=np.bool_)
         self._all_trunc.setflags(write=False)
+
+    def _init_api(self, client: Any, session: str, spec: Spec, obs_dtype: Optional[DTypeLike]) -> None:
+        """The attributes every transport's env has (:class:`dgenv.inproc.LocalBatchEnv` calls it too)."""
+        self.client = client
+        self.session = session
+        self.spec = spec
+        self.obs_dtype: Optional[np.dtype] = None if obs_dtype is None else np.dtype(obs_dtype)
+        self._closed = False
+        self._by_name = {s.name: s for s in spec.obs.sections}
+        self.last: Optional[Batch] = None
+        self._no_trunc = np.zeros(spec.num_envs, dtype=np.bool_)
+        self._no_trunc.setflags(write=False)
 
     # -- sizes ---------------------------------------------------------------
     @property
@@ -870,8 +423,13 @@ class BatchEnv:
 
     @property
     def num_actions(self) -> int:
-        """Size of the action space (90)."""
+        """Size of the action space (the spec's; 90 for the card game)."""
         return self.spec.num_actions
+
+    @property
+    def game(self) -> str:
+        """The registered name of the game the session plays."""
+        return self.spec.game
 
     @property
     def obs_size(self) -> int:
@@ -880,7 +438,7 @@ class BatchEnv:
 
     def __repr__(self) -> str:
         return (
-            f"BatchEnv(session={self.session!r}, num_envs={self.num_envs}, players={self.players}, "
+            f"{type(self).__name__}(session={self.session!r}, game={self.game!r}, num_envs={self.num_envs}, players={self.players}, "
             f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
         )
 
@@ -955,7 +513,7 @@ class BatchEnv:
         return self.step_wait()
 
     def step(self, actions: ActionsLike) -> Batch:
-        """Play ``actions[i]`` (a card id 0..89) for the seat to act in env i.
+        """Play ``actions[i]`` (an action id 0..num_actions-1; a card id in the card game) for the seat to act in env i.
 
         With learner seats and an opponent, the server then plays the opponents
         until a learner seat is to act; ``rewards`` sums over those plays. An env

@@ -50,32 +50,16 @@ _PROGRESS = re.compile(r"(\d+)/(\d+) games")
 
 
 def find_dgeval(binary: Optional[str] = None, build: bool = True) -> Optional[Path]:
-    """Path of the ``dgeval`` binary: ``binary``, ``$DGENV_DGEVAL``, the repository's
-    ``bin/dgeval`` (built with ``go build`` when missing or older than the Go
-    sources, and Go is there), or PATH."""
-    if binary:
-        return Path(binary)
-    env = os.environ.get("DGENV_DGEVAL")
-    if env:
-        return Path(env)
-    from .server import _newest_source, find_repo
+    """Path of the ``dgeval`` binary (:func:`dgenv.server.find_binary`'s search:
+    ``binary``, the wheel's, ``$DGENV_DGEVAL``, PATH, the repository's
+    ``bin/dgeval`` built when missing or older than the Go sources), or None."""
+    from .errors import ServerStartError
+    from .server import find_binary
 
-    repo = find_repo()
-    if repo is not None and (repo / "cmd" / "dgeval").is_dir():
-        out = repo / "bin" / "dgeval"
-        stale = not out.is_file() or _newest_source(repo) > out.stat().st_mtime
-        if build and stale and shutil.which("go"):
-            tmp = out.with_name(f"dgeval.tmp{os.getpid()}")
-            r = subprocess.run(["go", "build", "-o", str(tmp), "./cmd/dgeval"], cwd=repo, check=False,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if r.returncode == 0:
-                os.replace(tmp, out)  # atomic: a running dgeval keeps its file
-            else:
-                tmp.unlink(missing_ok=True)
-        if out.is_file():
-            return out
-    found = shutil.which("dgeval")
-    return Path(found) if found else None
+    try:
+        return find_binary("dgeval", binary or None, "auto" if build else False)
+    except ServerStartError:
+        return None
 
 
 def _dgeval_supports_policies(exe: Path) -> bool:

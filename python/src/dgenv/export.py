@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -36,15 +36,33 @@ def verify_export(net: object, onnx_path: Union[str, Path], n: int = 64, seed: i
     meta = read_meta(onnx_path)
     rng = np.random.default_rng(seed)
     obs = np.zeros((n, meta.obs_size), np.float32)
-    for s in meta.obs_layout:  # 0/1 planes mostly, small counts elsewhere
-        size = int(np.prod(s["shape"]))
-        hi = 2 if s["name"] in ("hand", "current_trick", "prizes", "voids", "lead_colour", "leader", "trick_position") else 16
-        obs[:, s["offset"] : s["offset"] + size] = rng.integers(0, hi, (n, size))
+    top = _section_max(net, meta.obs_layout)
+    for s in meta.obs_layout:  # each section's values in 0..its max (counts capped at 15)
+        off, size = int(s["offset"]), int(np.prod(s["shape"]))
+        hi = int(min(top[off : off + size].max(initial=1), 15)) + 1
+        obs[:, off : off + size] = rng.integers(0, hi, (n, size))
     with torch.no_grad():
         want = net.logits(torch.from_numpy(obs)).numpy()  # type: ignore[attr-defined]
     got = onnx_forward(onnx_path, obs)
     err = float(np.abs(want - got).max())
     return err / max(1.0, float(np.abs(want).max())) if relative else err
+
+
+def _section_max(net: object, layout: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Per-element largest value of the observation: each section's ``max`` where the
+    layout carries it, else read back from the net's input scale (``obs_scale``:
+    ``1/min(max, 16)`` where max > 1, 1 for 0/1 sections)."""
+    scale = getattr(net, "scale", None)
+    d = int(getattr(net, "obs_size", 0)) or max((int(s["offset"]) + int(np.prod(s["shape"])) for s in layout), default=0)
+    top = np.ones(d, np.float64)
+    if scale is not None:
+        sc = np.asarray(scale.detach().cpu().numpy() if hasattr(scale, "detach") else scale, np.float64).reshape(-1)[:d]
+        top[: sc.size] = np.where(sc < 1, np.rint(1.0 / np.maximum(sc, 1e-9)), 1.0)
+    for s in layout:
+        if s.get("max") is not None:
+            off, size = int(s["offset"]), int(np.prod(s["shape"]))
+            top[off : off + size] = float(s["max"])
+    return top
 
 
 def export_checkpoint(checkpoint: Union[str, Path], out: Union[str, Path], description: str = "", verify: bool = True) -> Path:

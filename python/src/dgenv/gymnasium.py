@@ -45,8 +45,11 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, own_client, require
-from .client import Batch, BatchEnv, Client, ObsSpec
+from ._common import ClientLike, describe_obs, own_client, require
+from .client import Batch, BatchEnv, Client, GameLike, ObsSpec
+from .options import EnvOptions, adapter_options
+from .options import check_seats as _check_seats
+from .options import one_seat as _one_seat
 
 gym = require("gymnasium", "gymnasium")
 from gymnasium import spaces  # noqa: E402
@@ -81,12 +84,6 @@ def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> 
     return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=cast(Any, dt))
 
 
-def _one_seat(learner_seat: int, players: int) -> list[int]:
-    if not 0 <= int(learner_seat) < players:
-        raise ValueError(f"learner_seat = {learner_seat}: must be 0..{players - 1}")
-    return [int(learner_seat)]
-
-
 def _illegal_mode(illegal_action: str) -> str:
     if illegal_action not in ("terminate", "raise"):
         raise ValueError(f"illegal_action {illegal_action!r}: want 'terminate' or 'raise'")
@@ -111,7 +108,7 @@ class VectorEnv(_GymVectorEnv):
     Args:
         num_envs: games stepped at once.
         client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
-        players: seats per table (3..6).
+        players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats (``"heuristic"``, ``"random"``).
         reward: ``"points"`` or ``"zero_sum"``; the reward is the learner seat's.
@@ -124,6 +121,9 @@ class VectorEnv(_GymVectorEnv):
         packing: ``"bits"`` to have obs and masks sent bit-packed (see
             :meth:`dgenv.Client.make`); for a server across a network.
         deals: deals per game (default: as many as players).
+        game: the game (a name or ``{"name": ..., **params}``; None: the card game).
+        options: an :class:`~dgenv.EnvOptions` holding any of these settings
+            (a keyword argument that differs from its default wins).
 
     ``step`` returns ``(obs [N, D], rewards [N], terminations [N], truncations [N], info)``
     with ``info["action_mask"]`` ``[N, 90]`` bool, ``info["player"]``,
@@ -140,7 +140,7 @@ class VectorEnv(_GymVectorEnv):
         num_envs: int,
         client: ClientLike = None,
         *,
-        players: int = 4,
+        players: Optional[int] = None,
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
@@ -151,25 +151,21 @@ class VectorEnv(_GymVectorEnv):
         illegal_action_reward: float = -1.0,
         deals: Optional[int] = None,
         packing: Optional[str] = None,
+        game: GameLike = None,
+        options: Optional[EnvOptions] = None,
     ) -> None:
         mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else _MODES.get(str(autoreset_mode).lower())
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError(f"autoreset_mode {autoreset_mode!r}: want 'next_step' or 'same_step'")
-        self.illegal_action = _illegal_mode(illegal_action)
-        self.illegal_action_reward = float(illegal_action_reward)
-        self.client, self._own_client = own_client(client)
-        seats = _one_seat(learner_seat, players)
-        self.env: BatchEnv = self.client.make(
-            players=players,
-            num_envs=num_envs,
-            seed=seed,
-            learner_seats=seats,
-            opponent=opponent,
-            reward=reward,
-            deals=deals,
-            obs_dtype=obs_dtype,
-            packing=packing,
-        )
+        o = adapter_options(options, VectorEnv.__init__, locals())
+        obs_dtype = o.obs_dtype
+        seed = o.seed
+        self.illegal_action = _illegal_mode(str(o.illegal_action))
+        self.illegal_action_reward = float(o.illegal_action_reward or 0.0)
+        self.client, self._own_client = own_client(o.client)
+        seats = _one_seat(learner_seat, o)
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=num_envs, learner_seats=seats))
+        _check_seats(self.env, seats)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.autoreset_mode: AutoresetMode = mode
         self.learner_seat = seats[0]
@@ -316,7 +312,7 @@ class Env(_GymEnv):
 
     Args:
         client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
-        players: seats per table (3..6).
+        players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats.
         reward: ``"points"`` or ``"zero_sum"``.
@@ -324,6 +320,9 @@ class Env(_GymEnv):
         illegal_action_reward: reward of an illegal action under ``"terminate"``.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
         deals: deals per game (default: as many as players).
+        game: the game (a name or ``{"name": ..., **params}``; None: the card game).
+        options: an :class:`~dgenv.EnvOptions` holding any of these settings
+            (a keyword argument that differs from its default wins).
         render_mode: None or ``"ansi"`` (a text summary of the learner's view).
 
     ``info["action_mask"]`` is the ``[90]`` int8 mask of the legal actions
@@ -338,7 +337,7 @@ class Env(_GymEnv):
         self,
         client: ClientLike = None,
         *,
-        players: int = 4,
+        players: Optional[int] = None,
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
@@ -347,23 +346,22 @@ class Env(_GymEnv):
         obs_dtype: Optional[DTypeLike] = np.float32,
         deals: Optional[int] = None,
         render_mode: Optional[str] = None,
+        seed: Optional[int] = None,
+        packing: Optional[str] = None,
+        game: GameLike = None,
+        options: Optional[EnvOptions] = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: want None or 'ansi'")
-        self.illegal_action = _illegal_mode(illegal_action)
-        self.client, self._own_client = own_client(client)
-        seats = _one_seat(learner_seat, players)
-        self.env: BatchEnv = self.client.make(
-            players=players,
-            num_envs=1,
-            learner_seats=seats,
-            opponent=opponent,
-            reward=reward,
-            deals=deals,
-            obs_dtype=obs_dtype,
-        )
+        o = adapter_options(options, Env.__init__, locals(), unsupported=("reward_scale",))
+        obs_dtype = o.obs_dtype
+        self.illegal_action = _illegal_mode(str(o.illegal_action))
+        self.client, self._own_client = own_client(o.client)
+        seats = _one_seat(learner_seat, o)
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=1, learner_seats=seats))
+        _check_seats(self.env, seats)
         self.learner_seat = seats[0]
-        self.illegal_action_reward = float(illegal_action_reward)
+        self.illegal_action_reward = float(o.illegal_action_reward or 0.0)
         self.observation_space = observation_space(self.env.spec.obs, obs_dtype)
         self.action_space = spaces.Discrete(self.env.num_actions)
         self.render_mode = render_mode
@@ -408,16 +406,15 @@ class Env(_GymEnv):
         return obs, reward, False, False, {"action_mask": self._mask.copy()}
 
     def action_masks(self) -> np.ndarray:
-        """``[90]`` bool mask of the legal actions now."""
+        """``[num_actions]`` bool mask of the legal actions now."""
         return self._mask.astype(bool)
 
     def render(self) -> Optional[str]:  # type: ignore[override]
-        """With ``render_mode="ansi"``: the learner's hand and the legal cards, as text."""
+        """With ``render_mode="ansi"``: the learner's observation (its hand in the card game) and the legal actions, as text."""
         if self.render_mode != "ansi":
             return None
-        hand = np.flatnonzero(self.env.section(self._obs, "hand"))
         legal = np.flatnonzero(self._mask)
-        return f"seat {self.learner_seat} hand {hand.tolist()} legal {legal.tolist()}"
+        return f"seat {self.learner_seat} {describe_obs(self.env.spec, self._obs)} legal {legal.tolist()}"
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""

@@ -174,7 +174,8 @@ def colour_permutations(sections: list[dict[str, Any]], size: int) -> tuple[np.n
 
 
 def _spec(meta: dict[str, Any]) -> dict[str, Any]:
-    return {"players": int(meta["players"]), "obs": meta["obs"]}
+    """The session spec (wire form) the labels were taken in, as :meth:`PolicyMeta.from_spec` reads it."""
+    return {"players": int(meta["players"]), "num_actions": int(meta["num_actions"]), "obs": meta["obs"]}
 
 
 def _batches(n: int, size: int, gen: torch.Generator):

@@ -24,6 +24,7 @@ run in parallel. See :mod:`dgenv._capi` for fork, signals and threads.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +34,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _capi
-from .client import Batch, BatchEnv, Spec
+from .client import Batch, BatchEnv, GameLike, Spec, create_body
 from .errors import BadRequest, DgenvError, IllegalActionError
 
 __all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
@@ -138,13 +139,14 @@ class LocalClient:
 
     def make(
         self,
-        players: int = 4,
+        players: Optional[int] = None,
         num_envs: int = 1,
         seed: Optional[int] = None,
         learner_seats: Optional[Sequence[int]] = None,
         opponent: Optional[str] = None,
         reward: str = "points",
         *,
+        game: GameLike = None,
         deals: Optional[int] = None,
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
@@ -158,26 +160,21 @@ class LocalClient:
         Raises:
             BadRequest: a parameter is out of range (the message names it).
         """
-        game: dict[str, Any] = {"players": int(players)}
-        if deals is not None:
-            game["deals"] = int(deals)
-        if first_dealer is not None:
-            game["first_dealer"] = int(first_dealer)
-        body: dict[str, Any] = {"game": game, "num_envs": int(num_envs), "reward": reward, "workers": int(workers)}
+        body = create_body(game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing)
+        body["workers"] = int(workers)
         if seed is not None:
             body["seed"] = _seed(seed)
-        if learner_seats is not None:
-            body["learner_seats"] = [int(s) for s in learner_seats]
-        if opponent is not None:
-            body["opponent"] = opponent
-        if packing is not None:
-            body["packing"] = packing
         if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
             body["obs_dtype"] = "<f4"  # the engine converts while copying out: no numpy pass
         raw = json.dumps(body).encode()
         h = _capi.check(self._lib.dg_vec_new(raw, len(raw), self._err, _capi.ERRCAP), self._err)
         try:
             info = _capi.call_json(self._lib.dg_vec_info, h, errbuf=self._err)
+            want = body["game"].get("name")
+            got = Spec.from_wire(info["spec"]).game
+            if want is not None and got != want:  # a library that does not read game.name
+                raise BadRequest(f"game.name {want!r}: this libdgenv does not read game.name (it made {got!r}); play other games over HTTP",
+                                 status=400, code="bad_request", details={"field": "game.name"})
         except BaseException:
             self._lib.dg_free(h)
             raise
@@ -207,16 +204,15 @@ class LocalBatchEnv(BatchEnv):
 
     def __init__(self, client: LocalClient, handle: int, info: dict, *, obs_dtype: Optional[DTypeLike] = np.float32):
         # BatchEnv's attributes, without its HTTP connection.
-        self.client = client  # type: ignore[assignment]
-        self.spec = Spec.from_wire(info["spec"])
-        self.session = f"inproc:{handle}"
-        self.obs_dtype = None if obs_dtype is None else np.dtype(obs_dtype)
-        self._by_name = {s.name: s for s in self.spec.obs.sections}
+        spec = Spec.from_wire(info["spec"])
+        if spec.obs.dtype != np.uint8 and info["spec"].get("packing", "none") in ("none", None):
+            # The engine converts to float32 while copying out (a transport
+            # detail): the observation's layout is the game's uint8, as over HTTP.
+            spec = dataclasses.replace(spec, obs=dataclasses.replace(spec.obs, dtype=np.dtype("<u1")))
+        self._init_api(client, f"inproc:{handle}", spec, obs_dtype)
         self._packed = self.spec.obs.packed
-        self.last: Optional[Batch] = None
         self._lib = client._lib
         self._h = handle
-        self._closed = False
         self._err = ctypes.create_string_buffer(_capi.ERRCAP)
         arena = info["arena"]
         self._abytes = int(arena["bytes"])
@@ -229,12 +225,6 @@ class LocalBatchEnv(BatchEnv):
         self._act_ptr = self._act.ctypes.data
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pending: Optional[Future] = None
-
-    def __repr__(self) -> str:
-        return (
-            f"LocalBatchEnv(num_envs={self.num_envs}, players={self.players}, "
-            f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
-        )
 
     # -- answers -------------------------------------------------------------
     def _slot(self) -> int:
@@ -266,12 +256,8 @@ class LocalBatchEnv(BatchEnv):
         want = self.obs_dtype
         if want is not None and obs.dtype != want:
             obs = obs.astype(want)
-        trunc = self.__dict__.get("_no_trunc")
-        if trunc is None or len(trunc) != len(mask):  # nothing is lost in process: never truncated
-            trunc = np.zeros(len(mask), dtype=np.bool_)
-            trunc.setflags(write=False)
-            self._no_trunc = trunc
-        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i], trunc)
+        # Nothing is lost in process: never truncated.
+        b = Batch(obs, mask, v["player"][i], v["rewards"][i], v["done"][i], v["scores"][i], v["episode"][i], self._no_trunc)
         self.last = b
         return b
 
@@ -313,9 +299,10 @@ class LocalBatchEnv(BatchEnv):
                 a = a.astype(np.int64)
             else:
                 raise ValueError(f"actions dtype {dt}: want integers")
-        # Wider integers: anything outside the card ids is refused here, with
+        # Wider integers: anything outside the action ids is refused here, with
         # the engine's error, rather than wrapped into int32.
-        bad = [int(i) for i in range(n) if not 0 <= a[i] <= 89] if n <= 8 else np.flatnonzero((a < 0) | (a > 89)).tolist()
+        top = self.spec.num_actions - 1
+        bad = [int(i) for i in range(n) if not 0 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < 0) | (a > top)).tolist()
         if bad:
             i = bad[0]
             legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []

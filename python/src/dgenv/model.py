@@ -22,7 +22,7 @@ from torch import nn
 
 from .policy import NUM_ACTIONS, Layer, PolicyMeta, build_onnx, save_onnx
 
-__all__ = ["PolicyNet", "masked_logits", "obs_scale", "save_checkpoint", "load_checkpoint", "export_onnx", "NEG"]
+__all__ = ["PolicyNet", "CardFeatures", "card_features", "masked_logits", "obs_scale", "save_checkpoint", "load_checkpoint", "export_onnx", "NEG"]
 
 NEG = -1e9  # what illegal logits become before the softmax
 
@@ -69,22 +69,40 @@ class CardFeatures(nn.Module):
     Args:
         players: P.
         offsets: observation offsets of the ``hand``, ``current_trick`` and ``prizes`` sections.
+        colours: C, the card colours (the last dimension of ``prize_counts``).
+        values: V, the values of a colour (``hand``'s size / C).
+        deck_values: the values 1..deck_values of each colour in play (the
+            ``max`` of ``prize_counts``: every card of a colour taken by one seat).
+        The last three default to the card game's layout of checkpoints written
+        before they were recorded (5 colours of 18 values, 3P in play);
+        :func:`card_features` reads them from a session's spec.
     """
 
-    def __init__(self, players: int, offsets: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        players: int,
+        offsets: Mapping[str, int],
+        colours: Optional[int] = None,
+        values: Optional[int] = None,
+        deck_values: Optional[int] = None,
+    ) -> None:
         super().__init__()
         self.P = int(players)
         self.off = {k: int(offsets[k]) for k in ("hand", "current_trick", "prizes")}
-        vals = torch.arange(1, 19, dtype=torch.float32)
+        self.C = int(colours) if colours is not None else 5
+        self.V = int(values) if values is not None else 18
+        self.A = self.C * self.V
+        in_play = int(deck_values) if deck_values is not None else 3 * self.P
+        vals = torch.arange(1, self.V + 1, dtype=torch.float32)
         self.register_buffer("vals", vals)
-        self.register_buffer("deck", (vals <= 3 * self.P).float().expand(5, 18).clone())
-        self.size = 90 + 6 * 18 + 4 * 5 + self.P * 5 + self.P
+        self.register_buffer("deck", (vals <= in_play).float().expand(self.C, self.V).clone())
+        self.size = self.A + 6 * self.V + 4 * self.C + self.P * self.C + self.P
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, P, o = x.shape[0], self.P, self.off
-        H = x[:, o["hand"] : o["hand"] + 90].reshape(B, 5, 18)
-        T = x[:, o["current_trick"] : o["current_trick"] + P * 90].reshape(B, P, 5, 18)
-        Z = x[:, o["prizes"] : o["prizes"] + P * 90].reshape(B, P, 5, 18)
+        B, P, o, A, C, V = x.shape[0], self.P, self.off, self.A, self.C, self.V
+        H = x[:, o["hand"] : o["hand"] + A].reshape(B, C, V)
+        T = x[:, o["current_trick"] : o["current_trick"] + P * A].reshape(B, P, C, V)
+        Z = x[:, o["prizes"] : o["prizes"] + P * A].reshape(B, P, C, V)
         U = self.deck - H - T.sum(1) - Z.sum(1)
         u_v, t_v = U.sum(1), T.sum((1, 2))  # per value, any colour
         u_c, t_c = u_v.cumsum(1), t_v.cumsum(1)
@@ -93,14 +111,33 @@ class CardFeatures(nn.Module):
         v = self.vals
         return torch.cat(
             [
-                U.reshape(B, 90),
+                U.reshape(B, A),
                 u_v / 4, u_lt / 16, u_gt / 16, t_v, t_lt, t_gt,
                 H.sum(2) / 4, (H * v).sum(2) / 32, U.sum(2) / 8, (U * v).sum(2) / 64,
-                ((Z * v).sum(3) / 32).reshape(B, P * 5),
+                ((Z * v).sum(3) / 32).reshape(B, P * C),
                 (T * v).sum((2, 3)) / 18,
             ],
             dim=1,
         )
+
+
+def card_features(spec: Any) -> Optional[dict[str, Any]]:
+    """:class:`CardFeatures`' configuration for a session's :class:`~dgenv.Spec`, read from its
+    sections; None when the game's observation lacks the sections it needs."""
+    try:
+        hand, trick, prizes, counts = (spec.obs.section(n) for n in ("hand", "current_trick", "prizes", "prize_counts"))
+    except KeyError:
+        return None
+    colours = int(counts.shape[-1])
+    if colours <= 0 or hand.size % colours:
+        return None
+    return {
+        "players": int(trick.shape[0]),
+        "offsets": {"hand": hand.offset, "current_trick": trick.offset, "prizes": prizes.offset},
+        "colours": colours,
+        "values": hand.size // colours,
+        "deck_values": int(counts.max),
+    }
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -119,8 +156,9 @@ class PolicyNet(nn.Module):
         hidden: sizes of the hidden layers (e.g. ``(256, 256)``).
         activation: ``"relu"`` or ``"tanh"``.
         scale: ``[D]`` constants multiplied into the observation (default ones).
-        num_actions: 90.
-        features: ``{"players": P, "offsets": {"hand": .., "current_trick": .., "prizes": ..}}``
+        num_actions: the spec's ``num_actions`` (90 for the card game).
+        features: :func:`card_features` of the session's spec (``{"players": P, "offsets":
+            {"hand": .., "current_trick": .., "prizes": ..}, "colours", "values", "deck_values"}``)
             to add :class:`CardFeatures` to the input of the first layer; None for none.
     """
 
@@ -142,10 +180,11 @@ class PolicyNet(nn.Module):
         self.num_actions = int(num_actions)
         sc = np.ones(obs_size, np.float32) if scale is None else np.asarray(scale, np.float32).reshape(obs_size)
         self.register_buffer("scale", torch.from_numpy(sc.copy()))
-        self.features_cfg = None if features is None else {
-            "players": int(features["players"]), "offsets": {k: int(v) for k, v in features["offsets"].items()}
+        self.features_cfg: Optional[dict[str, Any]] = None if features is None else {
+            "players": int(features["players"]), "offsets": {k: int(v) for k, v in features["offsets"].items()},
+            **{k: int(features[k]) for k in ("colours", "values", "deck_values") if features.get(k) is not None},
         }
-        self.feat = None if features is None else CardFeatures(features["players"], features["offsets"])
+        self.feat = None if self.features_cfg is None else CardFeatures(**self.features_cfg)
         layers: list[nn.Module] = []
         d = self.obs_size + (0 if self.feat is None else self.feat.size)
         act = nn.ReLU if activation == "relu" else nn.Tanh
@@ -164,7 +203,7 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.v.bias)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits [B, 90], value [B])`` of raw float32 observations ``[B, D]``."""
+        """``(logits [B, num_actions], value [B])`` of raw float32 observations ``[B, D]``."""
         h = self.trunk(self._input(obs))
         return self.pi(h), self.v(h).squeeze(-1)
 

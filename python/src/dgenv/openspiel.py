@@ -54,9 +54,11 @@ import enum
 from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ._common import ClientLike, resolve_client
-from .client import Batch, BatchEnv
+from .client import Batch, BatchEnv, GameLike
+from .options import EnvOptions, adapter_options
 
 __all__ = ["StepType", "TimeStep", "Environment", "GAME_NAME"]
 
@@ -128,29 +130,43 @@ class Environment:
 
     Args:
         client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
-        players: seats per table (3..6).
+        players: seats per table (the card game: 3..6; None: the game's default, 4).
         reward: ``"points"`` or ``"zero_sum"``.
         deals: deals per game (default: as many as players).
         seed: seed of the first game.
         discount: per-step discount reported in ``discounts``.
+        obs_dtype: dtype of ``info_state`` (float32 by default; ``"uint8"`` is the wire's).
+        packing: ``"bits"`` to have obs and mask travel bit-packed.
+        game: the game (a name or ``{"name": ..., **params}``; None: the card game).
+        options: an :class:`~dgenv.EnvOptions` holding any of these settings
+            (a keyword argument that differs from its default wins).
     """
 
     def __init__(
         self,
         client: ClientLike = None,
         *,
-        players: int = 4,
+        players: Optional[int] = None,
         reward: str = "points",
         deals: Optional[int] = None,
         seed: Optional[int] = None,
         discount: float = 1.0,
+        obs_dtype: Optional[DTypeLike] = np.float32,
+        packing: Optional[str] = None,
+        game: GameLike = None,
+        options: Optional[EnvOptions] = None,
     ) -> None:
-        self.client = resolve_client(client)
-        self.env: BatchEnv = self.client.make(players=players, num_envs=1, reward=reward, deals=deals, seed=seed)
+        o = adapter_options(
+            options, Environment.__init__, locals(),
+            unsupported=("opponent", "learner_seats", "reward_scale", "illegal_action", "illegal_action_reward"),
+        )
+        seed = o.seed
+        self.client = resolve_client(o.client)
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=1))
         self._num_players = self.env.players
         self._discount = float(discount)
         self._seed = seed
-        self._seen = np.zeros((self._num_players, self.env.obs_size), dtype=np.float32)
+        self._seen = np.zeros((self._num_players, self.env.obs_size), dtype=self.env.obs_dtype or self.env.spec.obs.dtype)
         self._legal: list[list[int]] = [[] for _ in range(self._num_players)]
         self._should_reset = True
         self._player = 0

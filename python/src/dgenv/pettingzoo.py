@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, own_client, require
-from .client import Batch, BatchEnv
+from ._common import ClientLike, describe_obs, own_client, require
+from .client import Batch, BatchEnv, GameLike
+from .options import EnvOptions, adapter_options
 
 pz = require("pettingzoo", "pettingzoo")
 gym = require("gymnasium", "pettingzoo")
@@ -53,9 +54,14 @@ class AECEnv(_PZAECEnv):
 
     Args:
         client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
-        players: seats per table (3..6).
+        players: seats per table (the card game: 3..6; None: the game's default, 4).
         reward: ``"points"`` or ``"zero_sum"``.
         deals: deals per game (default: as many as players).
+        seed: seed of the first game (:meth:`reset`'s seed wins).
+        packing: ``"bits"`` to have obs and mask travel bit-packed.
+        game: the game (a name or ``{"name": ..., **params}``; None: the card game).
+        options: an :class:`~dgenv.EnvOptions` holding any of these settings
+            (a keyword argument that differs from its default wins).
         obs_dtype: dtype of ``"observation"`` (float32; None for the wire's uint8).
         illegal_action: ``"terminate"`` (default) or ``"raise"`` (see the module doc).
         illegal_action_reward: reward of the offending agent under ``"terminate"``.
@@ -68,26 +74,32 @@ class AECEnv(_PZAECEnv):
         self,
         client: ClientLike = None,
         *,
-        players: int = 4,
+        players: Optional[int] = None,
         reward: str = "points",
         deals: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         illegal_action: str = "terminate",
         illegal_action_reward: float = -1.0,
         render_mode: Optional[str] = None,
+        seed: Optional[int] = None,
+        packing: Optional[str] = None,
+        game: GameLike = None,
+        options: Optional[EnvOptions] = None,
     ) -> None:
         super().__init__()
-        if illegal_action not in ("raise", "terminate"):
-            raise ValueError(f"illegal_action {illegal_action!r}: want 'raise' or 'terminate'")
+        o = adapter_options(
+            options, AECEnv.__init__, locals(), unsupported=("opponent", "learner_seats", "reward_scale")
+        )
+        obs_dtype = o.obs_dtype
+        if o.illegal_action not in ("raise", "terminate"):
+            raise ValueError(f"illegal_action {o.illegal_action!r}: want 'raise' or 'terminate'")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: want None or 'ansi'")
-        self.client, self._own_client = own_client(client)
-        self.env: BatchEnv = self.client.make(
-            players=players, num_envs=1, reward=reward, deals=deals, obs_dtype=obs_dtype
-        )
+        self.client, self._own_client = own_client(o.client)
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=1))
         self.render_mode = render_mode
-        self.illegal_action = illegal_action
-        self.illegal_action_reward = float(illegal_action_reward)
+        self.illegal_action = str(o.illegal_action)
+        self.illegal_action_reward = float(o.illegal_action_reward or 0.0)
         p = self.env.players
         self.possible_agents = [f"player_{i}" for i in range(p)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -112,7 +124,7 @@ class AECEnv(_PZAECEnv):
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        """``Discrete(90)``: the card id to play."""
+        """``Discrete(num_actions)``: the action to play (a card id in the card game)."""
         return self._act_space
 
     # -- AEC API -------------------------------------------------------------
@@ -177,12 +189,12 @@ class AECEnv(_PZAECEnv):
         self._mask = self._no_mask
 
     def render(self) -> Optional[str]:
-        """With ``render_mode="ansi"``: the agent to act, its hand and the legal cards."""
+        """With ``render_mode="ansi"``: the agent to act, its observation (its hand in the card game) and the legal actions."""
         if self.render_mode != "ansi" or not self.agents:
             return None
         seat = self._seat[self.agent_selection]
-        hand = np.flatnonzero(self.env.section(self._seen[seat], "hand"))
-        return f"{self.agent_selection} hand {hand.tolist()} legal {np.flatnonzero(self._mask).tolist()}"
+        seen = describe_obs(self.env.spec, self._seen[seat])
+        return f"{self.agent_selection} {seen} legal {np.flatnonzero(self._mask).tolist()}"
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""

@@ -92,10 +92,12 @@ class PolicyMeta:
     def from_spec(cls, spec: Any, deals: Optional[int] = None, first_dealer: int = 0, description: str = "") -> "PolicyMeta":
         """Build from a session :class:`~dgenv.client.Spec` (or its wire dict)."""
         if isinstance(spec, Mapping):
+            num_actions = int(spec["num_actions"])
             players = int(spec["players"])
             sections = [(str(s["name"]), int(s["offset"]), tuple(int(x) for x in s["shape"])) for s in spec["obs"]["sections"]]
             size = int(np.prod(spec["obs"]["shape"]))
         else:
+            num_actions = spec.num_actions
             players = spec.players
             sections = [(s.name, s.offset, tuple(s.shape)) for s in spec.obs.sections]
             size = spec.obs.size
@@ -105,6 +107,7 @@ class PolicyMeta:
             first_dealer=int(first_dealer),
             obs_layout=tuple({"name": n, "offset": o, "shape": list(sh)} for n, o, sh in sections),
             obs_size=size,
+            num_actions=num_actions,
             description=description,
         )
 
@@ -267,8 +270,8 @@ def check_policy(path_or_model: Any) -> PolicyMeta:
     m = load_onnx(path_or_model)
     meta = read_meta(m)
     g = m.graph
-    if meta.num_actions != NUM_ACTIONS:
-        raise ValueError(f"dgenv.num_actions is {meta.num_actions}, want {NUM_ACTIONS}")
+    if meta.num_actions < 1:
+        raise ValueError(f"dgenv.num_actions is {meta.num_actions}, want a positive action count (the game's)")
     init_names = {t.name for t in g.initializer}
     inputs = [i for i in g.input if i.name not in init_names]
     if len(inputs) != 1 or inputs[0].name != "obs":

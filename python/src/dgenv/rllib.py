@@ -20,20 +20,25 @@ server's :class:`~dgenv.errors.IllegalActionError` propagate instead.
 
 ``env_config`` keys (all optional): ``url`` (a running server; None starts one
 per process, i.e. per env runner, or uses ``$DGENV_URL``), ``token``,
-``players``, ``deals``, ``reward``, ``opponent``, ``learner_seats``,
-``reward_scale``, ``illegal_action``, ``illegal_action_reward``.
+``options`` (a :class:`~dgenv.EnvOptions`), and any field of
+:class:`~dgenv.EnvOptions` (``game``, ``players``, ``deals``, ``seed``,
+``reward``, ``opponent``, ``learner_seats``, ``reward_scale``,
+``illegal_action``, ``illegal_action_reward``, ``packing``, ``client``...),
+which wins over the same field of ``options``.
 
 Importing this module imports ray[rllib] (``pip install 'dgenv[rllib]'``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ._common import default_server, require
+from ._common import own_client, require
 from .client import BatchEnv, Client, connect
+from .options import EnvOptions
 
 require("ray.rllib", "rllib")
 from gymnasium import spaces  # noqa: E402
@@ -60,33 +65,33 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
     def __init__(self, config: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         cfg = dict(config or {})
-        known = {"url", "token", "players", "deals", "reward", "opponent", "learner_seats", "reward_scale",
-                 "illegal_action", "illegal_action_reward"}
+        base = cfg.pop("options", None)
+        if base is not None and not isinstance(base, EnvOptions):
+            raise TypeError(f"env_config['options']: want a dgenv.EnvOptions, got {type(base).__name__}")
+        url, token = cfg.pop("url", None), cfg.pop("token", None)
+        known = {f.name for f in dataclasses.fields(EnvOptions)} | {"url", "token", "options"}
         unknown = set(cfg) - known
         if unknown:
             raise ValueError(f"env_config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
-        self.illegal_action = str(cfg.get("illegal_action", "terminate"))
+        given = EnvOptions.from_mapping(cfg)
+        # The keys given win over the options object's fields.
+        o = (base or EnvOptions()).replace(**{k: v for k, v in dataclasses.asdict(given).items() if v is not None})
+        if o.obs_dtype is not None and np.dtype(o.obs_dtype) != np.float32:
+            raise ValueError(f"obs_dtype {o.obs_dtype!r}: RLlib's observations are float32")
+        self.illegal_action = str(o.illegal_action or "terminate")
         if self.illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action {self.illegal_action!r}: want 'terminate' or 'raise'")
-        self.illegal_action_reward = float(cfg.get("illegal_action_reward", -1.0))
-        self.reward_scale = float(cfg.get("reward_scale", 1.0))
-        url = cfg.get("url")
-        self._own_client = url is not None
-        self.client: Client = connect(str(url), token=cfg.get("token")) if url is not None else default_server()
-        players = int(cfg.get("players", 4))
-        opponent: Optional[str] = cfg.get("opponent")
-        seats: Optional[Sequence[int]] = cfg.get("learner_seats")
-        if opponent is not None and seats is None:
+        self.illegal_action_reward = float(-1.0 if o.illegal_action_reward is None else o.illegal_action_reward)
+        self.reward_scale = float(1.0 if o.reward_scale is None else o.reward_scale)
+        self._own_client = url is not None or isinstance(o.client, str)
+        if url is not None:
+            self.client: Client = connect(str(url), token=token)
+        else:
+            self.client, _ = own_client(o.client)
+        seats = o.learner_seats
+        if o.opponent is not None and seats is None:
             seats = [0]
-        self.env: BatchEnv = self.client.make(
-            players=players,
-            num_envs=1,
-            learner_seats=None if seats is None else [int(x) for x in seats],
-            opponent=opponent,
-            reward=str(cfg.get("reward", "points")),
-            deals=cfg.get("deals"),
-            obs_dtype=np.float32,
-        )
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=1, learner_seats=seats, obs_dtype=np.float32))
         self.seats = list(self.env.spec.learner_seats)
         names: list[str] = [f"player_{s}" for s in self.seats]
         self.agents = self.possible_agents = list(names)

@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ._common import ClientLike, own_client, require
-from .client import BatchEnv
+from .client import BatchEnv, GameLike
+from .options import EnvOptions, adapter_options, check_seats, one_seat
 
 require("stable_baselines3", "sb3")
 from gymnasium import spaces  # noqa: E402
@@ -40,13 +41,16 @@ class VecEnv(_SB3VecEnv):
     Args:
         num_envs: games stepped at once.
         client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
-        players: seats per table (3..6).
+        players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat the agent plays.
         opponent: server bot for the other seats.
         reward: ``"points"`` or ``"zero_sum"``; the reward is the learner seat's.
         reward_scale: rewards are multiplied by this (deal points reach tens).
         seed: seed of the first reset.
         obs_dtype: observation dtype (float32 for SB3's policies).
+        game: the game (a name or ``{"name": ..., **params}``; None: the card game).
+        options: an :class:`~dgenv.EnvOptions` holding any of these settings
+            (a keyword argument that differs from its default wins).
         packing: ``"bits"`` to have obs and masks sent bit-packed (see
             :meth:`dgenv.Client.make`); for a server across a network.
         deals: deals per game (default: as many as players).
@@ -57,7 +61,7 @@ class VecEnv(_SB3VecEnv):
         num_envs: int,
         client: ClientLike = None,
         *,
-        players: int = 4,
+        players: Optional[int] = None,
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
@@ -66,21 +70,18 @@ class VecEnv(_SB3VecEnv):
         obs_dtype: DTypeLike = np.float32,
         deals: Optional[int] = None,
         packing: Optional[str] = None,
+        game: GameLike = None,
+        options: Optional[EnvOptions] = None,
     ) -> None:
-        if not 0 <= learner_seat < players:
-            raise ValueError(f"learner_seat = {learner_seat}: must be 0..{players - 1}")
-        self.client, self._own_client = own_client(client)
-        self.env: BatchEnv = self.client.make(
-            players=players,
-            num_envs=num_envs,
-            seed=seed,
-            learner_seats=[learner_seat],
-            opponent=opponent,
-            reward=reward,
-            deals=deals,
-            obs_dtype=obs_dtype,
-            packing=packing,
-        )
+        o = adapter_options(options, VecEnv.__init__, locals(), unsupported=("illegal_action", "illegal_action_reward"))
+        obs_dtype = np.float32 if o.obs_dtype is None else o.obs_dtype
+        seed = o.seed
+        seats = one_seat(learner_seat, o)
+        self.client, self._own_client = own_client(o.client)
+        self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=num_envs, learner_seats=seats, obs_dtype=obs_dtype))
+        check_seats(self.env, seats)
+        learner_seat = seats[0]
+        reward_scale = float(o.reward_scale if o.reward_scale is not None else 1.0)
         self.learner_seat = int(learner_seat)
         self.reward_scale = float(reward_scale)
         lo, hi = self.env.spec.obs.low_high()

@@ -37,7 +37,7 @@ from typing import IO, Mapping, NoReturn, Optional, Sequence, Union
 from .client import Client
 from .errors import ServerStartError
 
-__all__ = ["serve", "LocalServer", "find_server", "find_repo", "packaged_server", "main"]
+__all__ = ["serve", "LocalServer", "find_server", "find_binary", "find_repo", "packaged_server", "main"]
 
 MODULE = "github.com/davidgoliath/dgenv"
 ENV_VAR = "DGENV_SERVER"
@@ -90,8 +90,8 @@ def _newest_source(repo: Path) -> float:
     return newest
 
 
-def _build(repo: Path, out: Path, progress: Optional[IO[str]] = None) -> None:
-    """``go build`` the server into ``out``, telling ``progress`` (default stderr) how it goes."""
+def _build(repo: Path, out: Path, progress: Optional[IO[str]] = None, *, name: str = "dgserver") -> None:
+    """``go build ./cmd/<name>`` into ``out``, telling ``progress`` (default stderr) how it goes."""
     go = shutil.which("go")
     if go is None:
         raise ServerStartError(f"{out} is missing or stale and `go` is not on PATH to build it")
@@ -99,10 +99,10 @@ def _build(repo: Path, out: Path, progress: Optional[IO[str]] = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     t0 = time.monotonic()
-    print(f"dgenv: building {out} (go build ./cmd/dgserver; a first build takes about a minute)", file=log, flush=True)
+    print(f"dgenv: building {out} (go build ./cmd/{name}; a first build takes about a minute)", file=log, flush=True)
     # -v names each package as it compiles: shown as a running count.
     proc = subprocess.Popen(
-        [go, "build", "-v", "-o", str(tmp), "./cmd/dgserver"],
+        [go, "build", "-v", "-o", str(tmp), f"./cmd/{name}"],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -116,16 +116,16 @@ def _build(repo: Path, out: Path, progress: Optional[IO[str]] = None) -> None:
         lines.append(line.rstrip())
         now = time.monotonic()
         if tty:
-            print(f"\rdgenv: building dgserver: {len(lines)} packages, {now - t0:.0f}s ", end="", file=log, flush=True)
+            print(f"\rdgenv: building {name}: {len(lines)} packages, {now - t0:.0f}s ", end="", file=log, flush=True)
         elif now - shown >= 5:
             shown = now
-            print(f"dgenv: building dgserver: {len(lines)} packages compiled, {now - t0:.0f}s", file=log, flush=True)
+            print(f"dgenv: building {name}: {len(lines)} packages compiled, {now - t0:.0f}s", file=log, flush=True)
     if tty:
         print(file=log)
     if proc.wait() != 0:
         tmp.unlink(missing_ok=True)
         out_text = "\n".join(ln for ln in lines if " " in ln or ":" in ln) or "\n".join(lines[-20:])
-        raise ServerStartError(f"go build ./cmd/dgserver failed:\n{out_text}")
+        raise ServerStartError(f"go build ./cmd/{name} failed:\n{out_text}")
     os.replace(tmp, out)  # atomic: a concurrent serve() never runs half a binary
     print(f"dgenv: built {out} in {time.monotonic() - t0:.0f}s", file=log, flush=True)
 
@@ -143,21 +143,32 @@ def _is_console_script(path: str) -> bool:
 
 def packaged_server() -> Optional[Path]:
     """The server binary this package carries (a wheel built by ``pip wheel``), if any."""
-    return PACKAGED if PACKAGED.is_file() and os.access(PACKAGED, os.X_OK) else None
+    return _packaged("dgserver")
 
 
-def find_server(
-    binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto", *, path: bool = True
+def _packaged(name: str) -> Optional[Path]:
+    p = PACKAGED.parent / name
+    return p if p.is_file() and os.access(p, os.X_OK) else None
+
+
+# The environment variable naming each binary.
+BINARY_ENV = {"dgserver": ENV_VAR, "dgeval": "DGENV_DGEVAL"}
+
+
+def find_binary(
+    name: str, binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto", *, path: bool = True
 ) -> Path:
-    """Return the path of the server binary, building it if needed.
+    """Return the path of one of the repository's Go binaries (``dgserver``, ``dgeval``), building it if needed.
 
     Searched in order: ``binary``; the binary packaged in the wheel;
-    ``$DGENV_SERVER``; ``dgserver`` on PATH (if ``path``); the repository's
-    ``bin/dgserver``, built from the Go sources when needed.
+    ``$DGENV_SERVER`` (dgserver) or ``$DGENV_DGEVAL`` (dgeval); ``name`` on
+    PATH (if ``path``); the repository's ``bin/<name>``, built from the Go
+    sources when needed.
 
     Args:
+        name: the command, ``cmd/<name>`` in the repository.
         binary: explicit path; wins over everything else.
-        build: ``"auto"`` builds the repository's ``bin/dgserver`` when it is
+        build: ``"auto"`` builds the repository's ``bin/<name>`` when it is
             missing or older than the Go sources; True always rebuilds; False never builds.
         path: whether to look on PATH.
 
@@ -167,28 +178,29 @@ def find_server(
     if binary is not None:
         p = Path(binary)
         if not p.is_file():
-            raise ServerStartError(f"server binary {p} does not exist")
+            raise ServerStartError(f"{name} binary {p} does not exist")
         return p
-    packaged = packaged_server()
+    packaged = _packaged(name)
     if packaged is not None and build is not True:
         return packaged
-    env = os.environ.get(ENV_VAR)
+    var = BINARY_ENV.get(name)
+    env = os.environ.get(var) if var else None
     if env:
         p = Path(env)
         if not p.is_file():
-            raise ServerStartError(f"${ENV_VAR}={env} does not exist")
+            raise ServerStartError(f"${var}={env} does not exist")
         return p
     if path and build is not True:
-        found = shutil.which("dgserver")
+        found = shutil.which(name)
         if found and not _is_console_script(found):
             return Path(found)
     repo = find_repo()
-    if repo is not None and (repo / "cmd" / "dgserver").is_dir():
-        out = repo / "bin" / "dgserver"
+    if repo is not None and (repo / "cmd" / name).is_dir():
+        out = repo / "bin" / name
         stale = not out.is_file() or (build == "auto" and _newest_source(repo) > out.stat().st_mtime)
         if build is True or (build and stale):
             try:
-                _build(repo, out)
+                _build(repo, out, name=name)
             except ServerStartError as e:
                 if build is True or not out.is_file():
                     raise
@@ -197,10 +209,26 @@ def find_server(
                 warnings.warn(f"using the existing {out}: rebuilding it failed: {e}", RuntimeWarning, stacklevel=2)
         if out.is_file():
             return out
+    where = f"set ${var}, " if var else ""
     raise ServerStartError(
-        "no dgserver: install the dgenv wheel (it carries the server), set $DGENV_SERVER, put dgserver on PATH, "
+        f"no {name}: install the dgenv wheel (it carries the server), {where}put {name} on PATH, "
         "or run inside the repository with Go installed"
     )
+
+
+def find_server(
+    binary: Optional[Union[str, Path]] = None, build: Union[bool, str] = "auto", *, path: bool = True
+) -> Path:
+    """Return the path of the server binary, building it if needed: :func:`find_binary` for ``dgserver``.
+
+    Searched in order: ``binary``; the binary packaged in the wheel;
+    ``$DGENV_SERVER``; ``dgserver`` on PATH (if ``path``); the repository's
+    ``bin/dgserver``, built from the Go sources when needed.
+
+    Raises:
+        ServerStartError: nothing found and nothing could be built.
+    """
+    return find_binary("dgserver", binary, build, path=path)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> NoReturn:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 import math
 import os
 import sys
@@ -48,10 +49,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
+from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
 
 __all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
+
+log = logging.getLogger("dgenv.train")
 
 
 @dataclass
@@ -333,13 +336,13 @@ class _Collector:
         self.pool: list[PolicyNet] = []
         self.has = np.zeros(N, dtype=bool)
         self.p_obs = np.zeros((N, D), np.float32)
-        self.p_mask = np.zeros((N, 90), bool)
+        self.p_mask = np.zeros((N, env.num_actions), bool)
         self.p_act = np.zeros(N, np.int64)
         self.p_logp = np.zeros(N, np.float32)
         self.p_val = np.zeros(N, np.float32)
         self.p_rew = np.zeros(N, np.float32)
         self.p_phi = np.zeros(N, np.float32)
-        self.potential = _Potential(env.spec, cfg.reward) if cfg.shaping else None
+        self.potential = _Potential.for_spec(env.spec, cfg.reward) if cfg.shaping else None
         self.batch = env.reset(seed=seed)
         self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
         self.raw_steps = 0
@@ -448,15 +451,27 @@ class _Potential:
     waiting for the deal's end, and the return of a whole game is unchanged.
     """
 
+    @classmethod
+    def for_spec(cls, spec: Any, reward: str) -> Optional["_Potential"]:
+        """The potential of a spec with ``prizes`` and ``prize_counts`` sections; None (no shaping) without them."""
+        names = {s.name for s in spec.obs.sections}
+        if not {"prizes", "prize_counts"} <= names:
+            log.info("shaping off: the game %r has no prizes/prize_counts sections", spec.game)
+            return None
+        return cls(spec, reward)
+
     def __init__(self, spec: Any, reward: str):
         sec = spec.obs.section("prizes")
         self.sl = slice(sec.offset, sec.offset + sec.size)
         self.P = spec.players
         self.zero_sum = reward == "zero_sum"
-        self.values = np.tile(np.arange(1, 19, dtype=np.float32), 5).reshape(5, 18)
+        # Colours and values from the layout: prize_counts is [P, C], a prizes row [C * V].
+        self.C = int(spec.obs.section("prize_counts").shape[-1])
+        self.V = sec.size // (self.P * self.C)
+        self.values = np.tile(np.arange(1, self.V + 1, dtype=np.float32), self.C).reshape(self.C, self.V)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        pr = obs[:, self.sl].reshape(-1, self.P, 5, 18)
+        pr = obs[:, self.sl].reshape(-1, self.P, self.C, self.V)
         n = pr.sum(axis=3)
         face = (pr * self.values).sum(axis=3)
         score = np.where(n <= 2, face, n).sum(axis=2)  # [B, P], row 0 = observer
@@ -578,37 +593,45 @@ def _default_out(name: str) -> Path:
     return (repo if repo is not None else Path.cwd()) / "runs" / name
 
 
-def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]:
-    """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
-
-    Starts a server with :func:`dgenv.serve` unless ``cfg.server`` names one.
-    ``cfg.algo == "imitate"`` fits the network to the search bot's labels
-    instead (:func:`dgenv.imitate.train_imitation`; no server needed).
+class _Run:
+    """One PPO run, phase by phase: :meth:`setup` (sessions, network,
+    optimizer, collectors), :meth:`collect` (rollouts), :meth:`update` (PPO
+    epochs), :meth:`report` (metrics), :meth:`evaluate` and
+    :meth:`checkpoint` (periodic), :meth:`finish` (final checkpoint, export,
+    final evaluation, summary) and :meth:`close`. :func:`train` runs them in
+    that order.
     """
-    if cfg.algo == "imitate":
-        from .imitate import train_imitation
 
-        return train_imitation(cfg, on_update)
-    if cfg.algo != "ppo":
-        raise ValueError(f"--algo {cfg.algo!r}: want ppo or imitate")
-    from .server import serve
-    from .client import connect
+    def __init__(self, cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]]) -> None:
+        from .client import connect
+        from .server import serve
 
-    out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=list))
-    torch.manual_seed(cfg.seed)
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
-    rng = np.random.default_rng(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    t0 = time.monotonic()
-    budget = cfg.minutes * 60.0
+        self.cfg = cfg
+        self.on_update = on_update
+        self.out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=list))
+        torch.manual_seed(cfg.seed)
+        if cfg.threads > 0:
+            torch.set_num_threads(cfg.threads)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.t0 = time.monotonic()
+        self.budget = cfg.minutes * 60.0
+        self.client: Any = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
+        self.log = _Logger(self.out, cfg.tensorboard)
+        self.envs: list[Any] = []
+        self.step = 0
+        self.update_n = 0
+        self.last_eval = time.monotonic()
+        self.evals: list[dict[str, Any]] = []
+        self.best: tuple[float, int] = (-math.inf, -1)
+        self.pbar: Any = None
 
-    client = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
-    log = _Logger(out, cfg.tensorboard)
-    envs: list[Any] = []
-    try:
+    # -- setup ---------------------------------------------------------------
+    def setup(self) -> None:
+        """Sessions (one per distinct opponent), the network and its optimizer, the collectors, the progress bar."""
+        cfg = self.cfg
         opps = [o.strip() for o in cfg.opponent.split(",") if o.strip()]
         # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random");
         # "self" is a self-play session (the current net and its past snapshots at the other seats)
@@ -617,8 +640,8 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
             n = cfg.num_envs * share // len(opps)
             if n < 1:
                 raise ValueError(f"--num-envs {cfg.num_envs} is too small to split over {opps}")
-            envs.append(
-                client.make(
+            self.envs.append(
+                self.client.make(
                     players=cfg.players,
                     num_envs=n,
                     seed=cfg.seed + 1000 * k,
@@ -628,212 +651,282 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
                     deals=cfg.deals,
                 )
             )
-        env = envs[0]
-        meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
+        env = self.envs[0]
+        self.meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
+        self.net = self._network(env)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)
+        kinds = list(shares)
+        self.cols = [_Collector(e, self.net, cfg, self.gen, self.rng, kinds[i] == "self", seed=cfg.seed + 1000 * i)
+                     for i, e in enumerate(self.envs)]
+        for c in self.cols:
+            if c.selfplay:
+                c.add_snapshot(self.net)
+        if cfg.progress:
+            try:
+                from tqdm import tqdm
+
+                self.pbar = tqdm(total=int(self.budget), unit="s", desc=cfg.name, dynamic_ncols=True,
+                                 bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}s [{elapsed}<{remaining}]{postfix}")
+            except ImportError:
+                self.pbar = None
+
+    def _network(self, env: Any) -> PolicyNet:
+        """The network to train: ``--init``'s checkpoint, or a new one sized from the session's spec."""
+        cfg = self.cfg
         if cfg.init:
             net, m0, _ = load_checkpoint(cfg.init)
             if m0.obs_size != env.obs_size:
                 raise ValueError(f"--init {cfg.init}: obs size {m0.obs_size}, session has {env.obs_size}")
             net.train()
-        else:
-            feats = None
-            if cfg.features:
-                offs = {s.name: s.offset for s in env.spec.obs.sections}
-                feats = {"players": env.players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}}
-            net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size),
-                            features=feats)
-        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
-        kinds = list(shares)
-        cols = [_Collector(e, net, cfg, gen, rng, kinds[i] == "self", seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
-        for c in cols:
-            if c.selfplay:
-                c.add_snapshot(net)
-        step = 0
-        update = 0
-        last_eval = time.monotonic()
-        evals: list[dict[str, Any]] = []
-        best: tuple[float, int] = (-math.inf, -1)
-        pbar = None
-        if cfg.progress:
-            try:
-                from tqdm import tqdm
+            return net
+        feats = None
+        if cfg.features:
+            feats = card_features(env.spec)
+            if feats is None:
+                raise ValueError(f"features: the game {env.spec.game!r} has no card sections (hand, current_trick, prizes, prize_counts)")
+        return PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size),
+                         num_actions=env.num_actions, features=feats)
 
-                pbar = tqdm(total=int(budget), unit="s", desc=cfg.name, dynamic_ncols=True,
-                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}s [{elapsed}<{remaining}]{postfix}")
-            except ImportError:
-                pbar = None
+    # -- the loop --------------------------------------------------------------
+    def done(self) -> bool:
+        """Whether the budget (updates, steps or minutes) is spent."""
+        cfg = self.cfg
+        if cfg.updates and self.update_n >= cfg.updates:
+            return True
+        if cfg.total_steps and self.step >= cfg.total_steps:
+            return True
+        return time.monotonic() - self.t0 >= self.budget
 
-        def run_eval(games: int, tag: str) -> list[dict[str, Any]]:
-            net.eval()
-            res = []
-            onnx_eval = export_onnx(net, meta, out / "eval" / "policy.onnx", description=f"{cfg.name} update {update}")
-            for opp in cfg.eval_opponents:
-                r = evaluate_onnx(onnx_eval, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
-                r.update(update=update, step=step, time=round(time.monotonic() - t0, 1), tag=tag)
-                res.append(r)
-                log.row(
-                    "eval",
-                    {
-                        "update": update, "step": step, "time": r["time"], "tag": tag, "opponent": opp, "games": games,
-                        "score": r["score"][0], "score_ci95": r["score"][1],
-                        "opp_score": r["opp_score"][0], "opp_score_ci95": r["opp_score"][1],
-                        "diff": r["diff"][0], "diff_ci95": r["diff"][1],
-                        "win_rate": r["win_rate"][0], "win_rate_ci95": r["win_rate"][1],
-                    },
-                    step,
-                )
-            net.train()
-            return res
+    def schedule(self) -> float:
+        """Set the optimizer's learning rate for the next update (linear decay to ``lr * lr_final``)."""
+        cfg = self.cfg
+        frac = min(1.0, max((time.monotonic() - self.t0) / self.budget,
+                            self.step / cfg.total_steps if cfg.total_steps else 0.0))
+        lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * frac)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        return lr
 
-        def done_yet() -> bool:
-            if cfg.updates and update >= cfg.updates:
-                return True
-            if cfg.total_steps and step >= cfg.total_steps:
-                return True
-            return time.monotonic() - t0 >= budget
+    def collect(self) -> tuple[dict[str, np.ndarray], float]:
+        """One rollout of every session: the transitions (env ids distinct across sessions) and the seconds it took."""
+        tc = time.monotonic()
+        self.net.eval()
+        parts = [c.collect(c.N * self.cfg.rollout_steps) for c in self.cols]
+        off = 0
+        for c, part in zip(self.cols, parts):  # distinct env ids across sessions keep the GAE chains apart
+            part["env"] = part["env"] + off
+            off += c.N
+        buf = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+        return buf, time.monotonic() - tc
 
-        while not done_yet():
-            frac = min(1.0, max((time.monotonic() - t0) / budget, step / cfg.total_steps if cfg.total_steps else 0.0))
-            lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * frac)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            tc = time.monotonic()
-            net.eval()
-            parts = [c.collect(c.N * cfg.rollout_steps) for c in cols]
-            off = 0
-            for c, part in zip(cols, parts):  # distinct env ids across sessions keep the GAE chains apart
-                part["env"] = part["env"] + off
-                off += c.N
-            buf = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
-            t_collect = time.monotonic() - tc
-            adv, ret = _gae(buf, cfg.gamma, cfg.gae_lambda)
-            n = adv.size
-            obs_t = torch.from_numpy(buf["obs"])
-            mask_t = torch.from_numpy(buf["mask"])
-            act_t = torch.from_numpy(buf["act"])
-            logp_t = torch.from_numpy(buf["logp"])
-            adv_t = torch.from_numpy(adv)
-            ret_t = torch.from_numpy(ret)
-            net.train()
-            mb = max(1, n // cfg.minibatches)
-            stats: dict[str, list[float]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
-            tu = time.monotonic()
-            stop = False
-            for _ in range(cfg.epochs):
-                perm = torch.randperm(n, generator=gen)
-                for s in range(0, n - mb + 1, mb):
-                    i = perm[s : s + mb]
-                    lg, v = net(obs_t[i])
-                    lg = masked_logits(lg, mask_t[i])
-                    lsm = torch.log_softmax(lg, dim=1)
-                    newlogp = lsm.gather(1, act_t[i][:, None]).squeeze(1)
-                    ent = -(lsm.exp() * lsm).sum(1).mean()
-                    ratio = (newlogp - logp_t[i]).exp()
-                    a = adv_t[i]
-                    a = (a - a.mean()) / (a.std() + 1e-8)
-                    pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
-                    vl = 0.5 * (v - ret_t[i]).square().mean()
-                    loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                    opt.step()
-                    with torch.no_grad():
-                        lr_ = newlogp - logp_t[i]
-                        kl = ((ratio - 1) - lr_).mean().item()
-                    stats["pg_loss"].append(pg.item())
-                    stats["v_loss"].append(vl.item())
-                    stats["entropy"].append(ent.item())
-                    stats["approx_kl"].append(kl)
-                    stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip).float().mean().item())
-                    if cfg.target_kl and kl > cfg.target_kl:
-                        stop = True
-                        break
-                if stop:
+    def update(self, buf: dict[str, np.ndarray]) -> tuple[dict[str, list[float]], np.ndarray, float]:
+        """PPO epochs over ``buf``: the per-minibatch statistics, the returns and the seconds it took."""
+        cfg, net, opt, gen = self.cfg, self.net, self.opt, self.gen
+        adv, ret = _gae(buf, cfg.gamma, cfg.gae_lambda)
+        n = adv.size
+        obs_t = torch.from_numpy(buf["obs"])
+        mask_t = torch.from_numpy(buf["mask"])
+        act_t = torch.from_numpy(buf["act"])
+        logp_t = torch.from_numpy(buf["logp"])
+        adv_t = torch.from_numpy(adv)
+        ret_t = torch.from_numpy(ret)
+        net.train()
+        mb = max(1, n // cfg.minibatches)
+        stats: dict[str, list[float]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+        tu = time.monotonic()
+        stop = False
+        for _ in range(cfg.epochs):
+            perm = torch.randperm(n, generator=gen)
+            for s in range(0, n - mb + 1, mb):
+                i = perm[s : s + mb]
+                lg, v = net(obs_t[i])
+                lg = masked_logits(lg, mask_t[i])
+                lsm = torch.log_softmax(lg, dim=1)
+                newlogp = lsm.gather(1, act_t[i][:, None]).squeeze(1)
+                ent = -(lsm.exp() * lsm).sum(1).mean()
+                ratio = (newlogp - logp_t[i]).exp()
+                a = adv_t[i]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
+                vl = 0.5 * (v - ret_t[i]).square().mean()
+                loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                opt.step()
+                with torch.no_grad():
+                    lr_ = newlogp - logp_t[i]
+                    kl = ((ratio - 1) - lr_).mean().item()
+                stats["pg_loss"].append(pg.item())
+                stats["v_loss"].append(vl.item())
+                stats["entropy"].append(ent.item())
+                stats["approx_kl"].append(kl)
+                stats["clipfrac"].append(((ratio - 1).abs() > cfg.clip).float().mean().item())
+                if cfg.target_kl and kl > cfg.target_kl:
+                    stop = True
                     break
-            t_update = time.monotonic() - tu
-            update += 1
-            step += n
-            if update % cfg.snapshot_every == 0:
-                for c in cols:
-                    if c.selfplay:
-                        c.add_snapshot(net)
-            per_opp: dict[str, float] = {}
-            eps: list[tuple[float, float]] = []
-            for c in cols:
-                c.episodes = c.episodes[-2 * c.N :]
-                eps += c.episodes
-                if len(cols) > 1:
-                    per_opp[f"train_diff_{c.env.spec.opponent or 'self'}"] = (
-                        float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
-                    )
-            diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
-            var_y = float(np.var(ret))
-            ev = float("nan") if var_y == 0 else 1.0 - float(np.var(ret - buf["val"])) / var_y
-            elapsed = time.monotonic() - t0
-            row = {
-                "update": update,
-                "step": step,
-                "time": round(elapsed, 1),
-                "sps": round(n / max(t_collect + t_update, 1e-9), 1),
-                "collect_s": round(t_collect, 3),
-                "update_s": round(t_update, 3),
-                "lr": lr,
-                "train_score": float(np.mean([a for a, _ in eps])) if eps else float("nan"),
-                "train_diff": diff,
-                "explained_var": ev,
-                **per_opp,
-                **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()},
-            }
-            log.row("metrics", row, step)
-            if on_update is not None:
-                on_update(row)
-            if pbar is not None:
-                pbar.n = min(int(elapsed), int(budget))
-                post = {"upd": update, "steps": f"{step / 1e6:.2f}M", "sps": int(row["sps"]), "train_diff": f"{diff:+.1f}"}
-                for r in evals[-len(cfg.eval_opponents) :]:
-                    post[f"vs_{r['opponent']}"] = f"{r['diff'][0]:+.1f}"
-                pbar.set_postfix(post, refresh=True)
-            if time.monotonic() - last_eval >= cfg.eval_every_s and not done_yet():
-                res = run_eval(cfg.eval_games, "periodic")
-                evals.extend(res)
-                last_eval = time.monotonic()
-                save_checkpoint(out / "checkpoints" / f"update_{update:05d}.pt", net, meta, {"update": update, "step": step})
-                key = res[-1]["diff"][0]
-                if key > best[0]:
-                    best = (key, update)
-                    save_checkpoint(out / "checkpoints" / "best.pt", net, meta, {"update": update, "step": step})
-                if cfg.plot:
-                    plot_curve(out, cfg.name)
-        if pbar is not None:
-            pbar.n = pbar.total
-            pbar.close()
-        ck = save_checkpoint(out / "checkpoints" / "final.pt", net, meta, {"update": update, "step": step})
-        desc = f"dgenv.train {cfg.name}: {update} updates, {step} learner decisions, opponent {cfg.opponent}"
-        onnx_path = export_onnx(net, meta, out / "policy.onnx", description=desc)
-        final = run_eval(cfg.final_eval_games, "final")
+            if stop:
+                break
+        t_update = time.monotonic() - tu
+        self.update_n += 1
+        self.step += n
+        if self.update_n % cfg.snapshot_every == 0:
+            for c in self.cols:
+                if c.selfplay:
+                    c.add_snapshot(net)
+        return stats, ret, t_update
+
+    def report(self, buf: dict[str, np.ndarray], ret: np.ndarray, stats: dict[str, list[float]], lr: float,
+               t_collect: float, t_update: float) -> dict[str, Any]:
+        """The update's metrics row: logged, given to ``on_update``, shown on the progress bar."""
+        cols = self.cols
+        n = ret.size
+        per_opp: dict[str, float] = {}
+        eps: list[tuple[float, float]] = []
+        for c in cols:
+            c.episodes = c.episodes[-2 * c.N :]
+            eps += c.episodes
+            if len(cols) > 1:
+                per_opp[f"train_diff_{c.env.spec.opponent or 'self'}"] = (
+                    float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
+                )
+        diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
+        var_y = float(np.var(ret))
+        ev = float("nan") if var_y == 0 else 1.0 - float(np.var(ret - buf["val"])) / var_y
+        elapsed = time.monotonic() - self.t0
+        row = {
+            "update": self.update_n,
+            "step": self.step,
+            "time": round(elapsed, 1),
+            "sps": round(n / max(t_collect + t_update, 1e-9), 1),
+            "collect_s": round(t_collect, 3),
+            "update_s": round(t_update, 3),
+            "lr": lr,
+            "train_score": float(np.mean([a for a, _ in eps])) if eps else float("nan"),
+            "train_diff": diff,
+            "explained_var": ev,
+            **per_opp,
+            **{k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()},
+        }
+        self.log.row("metrics", row, self.step)
+        if self.on_update is not None:
+            self.on_update(row)
+        if self.pbar is not None:
+            self.pbar.n = min(int(elapsed), int(self.budget))
+            post = {"upd": self.update_n, "steps": f"{self.step / 1e6:.2f}M", "sps": int(row["sps"]), "train_diff": f"{diff:+.1f}"}
+            for r in self.evals[-len(self.cfg.eval_opponents) :]:
+                post[f"vs_{r['opponent']}"] = f"{r['diff'][0]:+.1f}"
+            self.pbar.set_postfix(post, refresh=True)
+        return row
+
+    # -- evaluation and checkpoints ------------------------------------------------
+    def evaluate(self, games: int, tag: str) -> list[dict[str, Any]]:
+        """The current network against every evaluation opponent (through its ONNX export), logged."""
+        cfg, net = self.cfg, self.net
+        net.eval()
+        res = []
+        onnx_eval = export_onnx(net, self.meta, self.out / "eval" / "policy.onnx",
+                                description=f"{cfg.name} update {self.update_n}")
+        for opp in cfg.eval_opponents:
+            r = evaluate_onnx(onnx_eval, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
+            r.update(update=self.update_n, step=self.step, time=round(time.monotonic() - self.t0, 1), tag=tag)
+            res.append(r)
+            self.log.row(
+                "eval",
+                {
+                    "update": self.update_n, "step": self.step, "time": r["time"], "tag": tag, "opponent": opp, "games": games,
+                    "score": r["score"][0], "score_ci95": r["score"][1],
+                    "opp_score": r["opp_score"][0], "opp_score_ci95": r["opp_score"][1],
+                    "diff": r["diff"][0], "diff_ci95": r["diff"][1],
+                    "win_rate": r["win_rate"][0], "win_rate_ci95": r["win_rate"][1],
+                },
+                self.step,
+            )
+        net.train()
+        return res
+
+    def eval_due(self) -> bool:
+        """Whether a periodic evaluation is due (not at the very end: :meth:`finish` evaluates)."""
+        return time.monotonic() - self.last_eval >= self.cfg.eval_every_s and not self.done()
+
+    def checkpoint(self) -> None:
+        """A periodic evaluation, its checkpoint, ``best.pt`` when it is the best so far, and the curve."""
+        res = self.evaluate(self.cfg.eval_games, "periodic")
+        self.evals.extend(res)
+        self.last_eval = time.monotonic()
+        extra = {"update": self.update_n, "step": self.step}
+        save_checkpoint(self.out / "checkpoints" / f"update_{self.update_n:05d}.pt", self.net, self.meta, extra)
+        key = res[-1]["diff"][0]
+        if key > self.best[0]:
+            self.best = (key, self.update_n)
+            save_checkpoint(self.out / "checkpoints" / "best.pt", self.net, self.meta, extra)
+        if self.cfg.plot:
+            plot_curve(self.out, self.cfg.name)
+
+    def finish(self) -> dict[str, Any]:
+        """The final checkpoint, the ONNX export, the final evaluation and ``summary.json``."""
+        cfg = self.cfg
+        if self.pbar is not None:
+            self.pbar.n = self.pbar.total
+            self.pbar.close()
+        ck = save_checkpoint(self.out / "checkpoints" / "final.pt", self.net, self.meta,
+                             {"update": self.update_n, "step": self.step})
+        desc = f"dgenv.train {cfg.name}: {self.update_n} updates, {self.step} learner decisions, opponent {cfg.opponent}"
+        onnx_path = export_onnx(self.net, self.meta, self.out / "policy.onnx", description=desc)
+        final = self.evaluate(cfg.final_eval_games, "final")
         if cfg.plot:
-            plot_curve(out, cfg.name)
+            plot_curve(self.out, cfg.name)
         summary = {
-            "out": str(out),
+            "out": str(self.out),
             "checkpoint": str(ck),
             "onnx": str(onnx_path),
-            "updates": update,
-            "steps": step,
-            "minutes": round((time.monotonic() - t0) / 60.0, 2),
+            "updates": self.update_n,
+            "steps": self.step,
+            "minutes": round((time.monotonic() - self.t0) / 60.0, 2),
             "final_eval": final,
-            "best_periodic": {"diff_vs_last_opponent": best[0], "update": best[1]},
+            "best_periodic": {"diff_vs_last_opponent": self.best[0], "update": self.best[1]},
         }
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        (self.out / "summary.json").write_text(json.dumps(summary, indent=2))
         return summary
-    finally:
-        log.close()
-        for e in envs:
+
+    def close(self) -> None:
+        """Close the logger and the sessions; stop the server this run started."""
+        self.log.close()
+        for e in self.envs:
             e.close()
-        if hasattr(client, "stop"):
-            client.stop()
+        if hasattr(self.client, "stop"):
+            self.client.stop()
         else:
-            client.close()
+            self.client.close()
+
+
+def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]:
+    """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
+
+    Starts a server with :func:`dgenv.serve` unless ``cfg.server`` names one.
+    ``cfg.algo == "imitate"`` fits the network to the search bot's labels
+    instead (:func:`dgenv.imitate.train_imitation`; no server needed). The
+    phases are :class:`_Run`'s methods.
+    """
+    if cfg.algo == "imitate":
+        from .imitate import train_imitation
+
+        return train_imitation(cfg, on_update)
+    if cfg.algo != "ppo":
+        raise ValueError(f"--algo {cfg.algo!r}: want ppo or imitate")
+    run = _Run(cfg, on_update)
+    try:
+        run.setup()
+        while not run.done():
+            lr = run.schedule()
+            buf, t_collect = run.collect()
+            stats, ret, t_update = run.update(buf)
+            run.report(buf, ret, stats, lr, t_collect, t_update)
+            if run.eval_due():
+                run.checkpoint()
+        return run.finish()
+    finally:
+        run.close()
 
 
 def _parser() -> argparse.ArgumentParser:
