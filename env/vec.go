@@ -52,7 +52,11 @@ type VecConfig struct {
 	// Opponent plays the non-learner seats ("random", "heuristic" or any
 	// registered bot); required when LearnerSeats leaves seats over.
 	Opponent string
-	Reward   RewardMode
+	// Opponents, instead of Opponent, names a bot per seat: "" on learner
+	// seats (a table of different bots). With no LearnerSeats, the seats
+	// whose entry is "" are the learner seats.
+	Opponents []string
+	Reward    RewardMode
 	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
 	Workers int
 	// Packed has the workers write the observation in its bit-packed
@@ -62,8 +66,10 @@ type VecConfig struct {
 	Packed bool
 
 	// bot, when set (spiel.NewVec's registry-made opponent), plays the
-	// opponent seats instead of the bot registered as Opponent.
-	bot Bot
+	// opponent seats instead of the bot registered as Opponent; bots, when
+	// set, are the registry-made bots of Opponents (nil on learner seats).
+	bot  Bot
+	bots []Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -79,7 +85,7 @@ type VecEnv struct {
 	layout  obs.Layout
 	n, p    int
 	learner [MaxPlayers]bool
-	bot     Bot
+	bots    [MaxPlayers]Bot // per seat, nil on learner seats
 
 	states []State
 	botRNG []RNG
@@ -141,40 +147,63 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 		return nil, fmt.Errorf("num_envs = %d: must be 1..%d", cfg.NumEnvs, MaxNumEnvs)
 	}
 	v := &VecEnv{cfg: cfg, game: g, layout: g.layout, n: cfg.NumEnvs, p: p}
-	if len(cfg.LearnerSeats) == 0 {
-		for s := range p {
-			v.learner[s] = true
+	var seats []int
+	for _, s := range cfg.LearnerSeats {
+		if s < 0 || s >= p {
+			return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
 		}
-		v.cfg.LearnerSeats = nil
-	} else {
-		for _, s := range cfg.LearnerSeats {
-			if s < 0 || s >= p {
-				return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
-			}
-			if v.learner[s] {
-				return nil, fmt.Errorf("learner seat %d given twice", s)
-			}
-			v.learner[s] = true
+		if slices.Contains(seats, s) {
+			return nil, fmt.Errorf("learner seat %d given twice", s)
 		}
-		v.cfg.LearnerSeats = slices.Sorted(slices.Values(cfg.LearnerSeats))
+		seats = append(seats, s)
 	}
-	if len(v.cfg.LearnerSeats) > 0 && len(v.cfg.LearnerSeats) < p {
-		if cfg.Opponent == "" {
-			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
+	slices.Sort(seats)
+	if cfg.Opponents != nil {
+		if cfg.Opponent != "" || cfg.bot != nil {
+			return nil, errors.New("opponents: give opponent (one bot for every other seat) or opponents (a bot per seat), not both")
+		}
+		if seats, err = spiel.CheckOpponents(p, seats, cfg.Opponents); err != nil {
+			return nil, err
 		}
 	}
-	if cfg.bot != nil {
-		v.bot = cfg.bot
-		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+	if len(seats) == p {
+		seats = nil
+	}
+	v.cfg.LearnerSeats = seats
+	for s := range p {
+		v.learner[s] = len(seats) == 0 || slices.Contains(seats, s)
+	}
+	if len(seats) > 0 && cfg.Opponents == nil && cfg.Opponent == "" {
+		return nil, errors.New("opponent: required when learner_seats leaves seats to play")
+	}
+	if cfg.Opponent != "" && cfg.bot == nil {
+		if cfg.bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
-	} else if cfg.Opponent != "" {
-		if v.bot, err = NewBot(cfg.Opponent); err != nil {
+		if err := checkBot(cfg.Opponent, cfg.bot, g); err != nil {
 			return nil, err
 		}
-		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+	}
+	for s := range p {
+		if v.learner[s] {
+			continue
+		}
+		name, b := cfg.Opponent, cfg.bot
+		if cfg.Opponents != nil {
+			name, b = cfg.Opponents[s], nil
+			if cfg.bots != nil {
+				b = cfg.bots[s]
+			}
+		}
+		if b == nil {
+			if b, err = NewBot(name); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkBot(name, b, g); err != nil {
 			return nil, err
 		}
+		v.bots[s] = b
 	}
 	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
 		return nil, fmt.Errorf("reward mode %d unknown", cfg.Reward)
@@ -435,7 +464,7 @@ func (v *VecEnv) stepEnv(i int) {
 func (v *VecEnv) playOpponents(i int) {
 	s := &v.states[i]
 	for !v.learner[s.current()] {
-		v.play(i, v.bot.Act(s, &v.botRNG[i]))
+		v.play(i, v.bots[s.current()].Act(s, &v.botRNG[i]))
 	}
 }
 
