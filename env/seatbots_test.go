@@ -89,9 +89,12 @@ func TestVecOpponentsOfOneBotEqualOpponent(t *testing.T) {
 func TestVecOpponentsErrors(t *testing.T) {
 	ok := env.VecConfig{Params: env.Params{Players: 4}, NumEnvs: 2}
 	for name, edit := range map[string]func(*env.VecConfig){
-		"a list too short":         func(c *env.VecConfig) { c.Opponents = []string{"", "random", "random"} },
-		"an empty list":            func(c *env.VecConfig) { c.Opponents = []string{} },
-		"both opponent and a list": func(c *env.VecConfig) { c.Opponent = "random"; c.Opponents = []string{"", "random", "random", "random"} },
+		"a list too short": func(c *env.VecConfig) { c.Opponents = []string{"", "random", "random"} },
+		"an empty list":    func(c *env.VecConfig) { c.Opponents = []string{} },
+		"both opponent and a list": func(c *env.VecConfig) {
+			c.Opponent = "random"
+			c.Opponents = []string{"", "random", "random", "random"}
+		},
 		"a bot on a learner seat": func(c *env.VecConfig) {
 			c.LearnerSeats = []int{0, 1}
 			c.Opponents = []string{"", "random", "random", "random"}

@@ -75,8 +75,8 @@ type VecConfig struct {
 	Opponents []string
 	Bots      []Bot
 	Reward    RewardMode
-	Workers  int // 0: GOMAXPROCS (a game's own kernel may use them)
-	Packed   bool
+	Workers   int // 0: GOMAXPROCS (a game's own kernel may use them)
+	Packed    bool
 }
 
 // Check validates the parts of cfg every Vec shares, for a game of p
