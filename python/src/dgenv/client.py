@@ -658,6 +658,7 @@ class Client:
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         packing: Optional[str] = None,
+        opponents: Optional[Sequence[Optional[str]]] = None,
         recover: Optional[bool] = None,
     ) -> "BatchEnv":
         """Create a session of ``num_envs`` games and return its batch env.
@@ -670,6 +671,10 @@ class Client:
             opponent: bot for the other seats (``"random"``, ``"heuristic"``...);
                 required when ``learner_seats`` leaves seats over.
             reward: ``"points"`` or ``"zero_sum"``.
+            opponents: instead of ``opponent``, a bot per seat and None on the
+                seats the caller plays, e.g. ``[None, "search", "heuristic",
+                "policy:x"]`` (the None seats are the learner seats when
+                ``learner_seats`` is None); ``spec.raw["opponents"]`` reports it.
             deals: deals per game (server default: as many as players).
             first_dealer: seat that deals first (server default 0).
             obs_dtype: dtype observations are returned in (default float32);
@@ -706,6 +711,8 @@ class Client:
             body["learner_seats"] = [int(s) for s in learner_seats]
         if opponent is not None:
             body["opponent"] = opponent
+        if opponents is not None:  # a bot per seat, None on the seats the caller plays
+            body["opponents"] = [o or None for o in opponents]
         if packing is not None:
             body["packing"] = packing
         ans = self._create(body)

@@ -149,6 +149,7 @@ class LocalClient:
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         packing: Optional[str] = None,
+        opponents: Optional[Sequence[Optional[str]]] = None,
         workers: int = 0,
     ) -> "LocalBatchEnv":
         """Create ``num_envs`` games in this process: :meth:`dgenv.Client.make`'s arguments.
@@ -170,6 +171,8 @@ class LocalClient:
             body["learner_seats"] = [int(s) for s in learner_seats]
         if opponent is not None:
             body["opponent"] = opponent
+        if opponents is not None:  # a bot per seat, None on the seats the caller plays
+            body["opponents"] = [o or None for o in opponents]
         if packing is not None:
             body["packing"] = packing
         if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
