@@ -12,6 +12,8 @@ build:
 	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/libdgenv$$')
 	$(GO) build -buildmode=c-shared -o $(BIN)/libdgenv.so ./cmd/libdgenv
 	rm -f $(BIN)/libdgenv.h
+	# dgserver with the test game nim (internal/testgame), for the Python tests
+	$(GO) build -tags testgame -o $(BIN)/dgserver-testgame ./cmd/dgserver
 
 # The main job: build and start the batch server on loopback, serving the
 # trained policies in policies/ as opponents "policy:<name>".

@@ -474,49 +474,12 @@ func (s *Server) record(c *gin.Context) {
 	s.respond(c, http.StatusOK, out, recordResponse{Finished: toGameRecord(fin), Current: toGameRecord(cur)})
 }
 
-// gameInfo is one entry of GET /v1/games.
-type gameInfo struct {
-	Name          string      `json:"name"`
-	Doc           string      `json:"doc"`
-	Default       bool        `json:"default"`
-	Players       []int       `json:"players"`
-	Params        []paramInfo `json:"params"`
-	NumActions    int         `json:"num_actions"`
-	MaxGameLength int         `json:"max_game_length"`
-	Obs           ObsSpec     `json:"obs"`
-	Bots          []string    `json:"bots"`
-}
-
-type paramInfo struct {
-	Name    string `json:"name"`
-	Default int    `json:"default"`
-	Min     int    `json:"min"`
-	Max     int    `json:"max"`
-	Doc     string `json:"doc"`
-}
-
 func (s *Server) listGames(c *gin.Context) {
 	out := responseFormat(c.Request, formatJSON)
-	names := s.games.Names()
-	list := make([]gameInfo, 0, len(names))
-	for i, name := range names {
-		typ, err := s.games.Lookup(name)
-		if err != nil {
-			continue
-		}
-		g, err := typ.Default()
-		if err != nil {
-			s.fail(c, out, Errorf(CodeInternal, "game %s: its default parameters fail: %v", name, err))
-			return
-		}
-		l := g.Observation()
-		info := gameInfo{Name: name, Doc: typ.Doc, Default: i == 0, Players: typ.Players, Params: []paramInfo{},
-			NumActions: g.NumDistinctActions(), MaxGameLength: g.MaxGameLength(),
-			Obs: ObsSpec{Shape: []int{l.Size}, Dtype: dtypeU1, Sections: toSections(l.Sections)}, Bots: s.games.Bots(name)}
-		for _, p := range typ.Params {
-			info.Params = append(info.Params, paramInfo{Name: p.Name, Default: p.Default, Min: p.Min, Max: p.Max, Doc: p.Doc})
-		}
-		list = append(list, info)
+	list, err := wire.GamesOf(s.games)
+	if err != nil {
+		s.fail(c, out, Errorf(CodeInternal, "%v", err))
+		return
 	}
 	s.respond(c, http.StatusOK, out, map[string]any{"games": list})
 }

@@ -253,3 +253,21 @@ func TestSearchOpponentIsCappedByMaxSearchEnvs(t *testing.T) {
 	b = c.step(cr.Session, legalActions(b.Mask.Data, 2, func(i, k int) int { return k - 1 }))
 	require.Len(t, b.Player.Data, 2)
 }
+
+// Two servers in one process share no bots: a policy loaded into one is an
+// opponent there only (registries are values, not globals).
+func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	with, err := server.New(testConfig(), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(with.Close)
+	without := newServer(t)
+	req := map[string]any{"game": map[string]any{"players": 4}, "learner_seats": []int{0}, "opponent": "policy:parity"}
+	a := &client{tb: t, h: with.Handler()}
+	require.Contains(t, a.create(req).Bots, "policy:parity")
+	b := &client{tb: t, h: without.Handler()}
+	e := requireError(t, b.do("POST", "/v1/sessions", ctJSON, js(t, req)), http.StatusBadRequest, "bad_request")
+	require.Contains(t, e.Error.Message, "policy:parity")
+}

@@ -76,9 +76,9 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if s.games == nil {
 		s.games = games.Default()
 	}
-	for name, p := range s.policies {
-		// Each policy is a bot of the card game in this server's registry.
-		if err := s.games.RegisterBot(env.GameName, "policy:"+name, env.SpielBot(func() env.Bot { return policy.Bot{Policy: p, Greedy: true} })); err != nil {
+	// The policies' bots are bots of the card game in this server's registry.
+	for name, f := range policy.Bots(s.policies) {
+		if err := s.games.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
 			return nil, err
 		}
 	}

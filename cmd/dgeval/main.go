@@ -21,6 +21,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -29,10 +30,11 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	flag := flag.NewFlagSet("dgeval", flag.ContinueOnError)
 	flag.SetOutput(stderr)
+	reg := games.Default() // this run's games and bots (policies join it below)
 	var (
 		players   = flag.Int("players", 4, "players per game (3..6)")
 		deals     = flag.Int("deals", 0, "deals per game (0 = as many as players)")
-		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (bots: "+strings.Join(env.BotNames(), ", ")+")")
+		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(env.GameName), ", ")+", policy:<name>)")
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
 		duplicate = flag.Bool("duplicate", false, "replay every deal with every seating rotation (luck cancels)")
@@ -41,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
-		game      = flag.String("game", "", "a game of the registry other than the card game (\"duel\"); -players and -deals are then unused and -agents name that game's bots")
+		game      = flag.String("game", env.GameName, "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals are the card game's, -agents name bots of the game")
 		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
@@ -49,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *policies != "" {
-		if err := loadPolicies(*policies); err != nil {
+		if err := loadPolicies(*policies, reg); err != nil {
 			fmt.Fprintln(stderr, "dgeval:", err)
 			return 2
 		}
@@ -79,13 +81,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			*players = len(res.Agents)
 		}
-	} else if *game != "" && *game != env.GameName {
-		res, err = playOther(*game, *gparams, cfg)
+	} else {
+		res, err = play(reg, *game, *players, *deals, *gparams, cfg)
 		if err == nil {
 			*players = len(res.Agents)
 		}
-	} else {
-		res, err = env.PlayMatch(cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dgeval:", err)
@@ -159,7 +159,8 @@ func (e estimate) MarshalJSON() ([]byte, error) {
 	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
 }
 
-func loadPolicies(dir string) error {
+// loadPolicies loads the policies of dir as bots of the card game in reg.
+func loadPolicies(dir string, reg *spiel.Registry) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -169,18 +170,28 @@ func loadPolicies(dir string) error {
 	if err != nil {
 		return err
 	}
-	policy.Register(ps)
+	for name, f := range policy.Bots(ps) {
+		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// playOther plays a match of another game of the shipped registry.
-func playOther(name, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
-	reg := games.Default()
+// play plays a match of a game of reg (the card game with -players and
+// -deals, any game with -game-params) through the one arena, env.PlayMatchOf.
+func play(reg *spiel.Registry, name string, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
 	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	given := map[string]any{}
+	if typ.Name == env.GameName {
+		given["players"] = players
+		if deals != 0 {
+			given["deals"] = deals
+		}
+	}
 	if params != "" {
 		for _, kv := range strings.Split(params, ",") {
 			k, v, ok := strings.Cut(kv, "=")

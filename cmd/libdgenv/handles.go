@@ -85,9 +85,9 @@ func loadPolicies(dir string) *apiError {
 		return badRequest("policies", "policies: %v", err)
 	}
 	gameRegistry.Lock()
-	for name, p := range ps {
-		// Each policy is a bot of the card game in this library's registry.
-		if err := gameRegistry.r.RegisterBot(env.GameName, "policy:"+name, env.SpielBot(func() env.Bot { return policy.Bot{Policy: p, Greedy: true} })); err != nil {
+	// The policies' bots are bots of the card game in this library's registry.
+	for name, f := range policy.Bots(ps) {
+		if err := gameRegistry.r.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
 			gameRegistry.Unlock()
 			return badRequest("policies", "policies: %v", err)
 		}

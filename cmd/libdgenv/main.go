@@ -28,6 +28,7 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func main() {}
@@ -86,6 +87,19 @@ func dg_live_handles() C.int64_t { return C.int64_t(liveHandles()) }
 //export dg_bots
 func dg_bots(buf *C.char, capacity C.int64_t) C.int64_t {
 	b, _ := json.Marshal(registry().Bots(env.GameName))
+	return putBytes(buf, capacity, b)
+}
+
+// dg_games writes {"games": [...]} as GET /v1/games answers it: the games
+// this library serves, with their parameters, sizes, layout and bots.
+//
+//export dg_games
+func dg_games(buf *C.char, capacity C.int64_t) C.int64_t {
+	list, err := wire.GamesOf(registry())
+	if err != nil {
+		list = nil
+	}
+	b, _ := json.Marshal(map[string]any{"games": list})
 	return putBytes(buf, capacity, b)
 }
 

@@ -195,12 +195,14 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	if err != nil {
 		return nil, engineError(err)
 	}
-	e := wrapVec(v, wire.NewSpec(g, v, vc, obsDtype))
+	// The spec tells the engine's dtype, as before; "<f4" widens the
+	// observation while it is copied into the arena (its piece says so).
+	e := wrapVec(v, wire.NewSpec(g, v, vc, "<u1"), obsDtype == "<f4")
 	e.bots = reg.Bots(typ.Name)
 	return e, nil
 }
 
-func wrapVec(v spiel.Vec, spec wire.Spec) *vecEnv {
+func wrapVec(v spiel.Vec, spec wire.Spec, obsF32 bool) *vecEnv {
 	n, np, na, d := spec.NumEnvs, spec.Players, spec.NumActions, spec.Obs.Shape[0]
 	e := &vecEnv{v: v, spec: spec}
 	add := func(name, dtype string, shape []int, src func() []byte) {
@@ -217,7 +219,11 @@ func wrapVec(v spiel.Vec, spec wire.Spec) *vecEnv {
 		add("obs_extra", "<u1", []int{n, pk.ExtraBytes}, func() []byte { return v.ObsExtra() })
 		add("mask_bits", "<u1", []int{n, pk.MaskBytes}, func() []byte { return v.MaskBits() })
 	} else {
-		add("obs", spec.Obs.Dtype, []int{n, d}, func() []byte { return v.Obs() })
+		dt := "<u1"
+		if obsF32 {
+			dt = "<f4"
+		}
+		add("obs", dt, []int{n, d}, func() []byte { return v.Obs() })
 		add("mask", "<u1", []int{n, na}, func() []byte { return v.Mask() })
 	}
 	add("player", "<i1", []int{n}, func() []byte { return bytesOf(v.Player()) })

@@ -267,7 +267,7 @@ func sign(x int) int {
 
 // Params are the game parameters.
 type Params struct {
-	MaxRounds int `json:"max_rounds" msgpack:"max_rounds"` // rounds before a draw, 1..MaxMaxRounds; 0 means 100
+	MaxRounds int // rounds before a draw, 1..MaxMaxRounds; 0 means 100
 }
 
 // MaxMaxRounds bounds max_rounds so the round fits the observation's byte.

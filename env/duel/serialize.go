@@ -124,15 +124,15 @@ func replay(g *Game, seed uint64, actions []Action, rs []Resample) (*State, erro
 // actions; every chance outcome follows from the seed) and its outcome, to
 // check a rebuild against.
 type Record struct {
-	Params   Params   `json:"params"`
-	Seed     uint64   `json:"seed"`
-	Actions  []Action `json:"actions"`
-	Rounds   int      `json:"rounds"`   // rounds completed
-	Terminal bool     `json:"terminal"` // the game was over
-	Winner   int      `json:"winner"`   // -1: draw or running
-	Wounds   [2]int   `json:"wounds"`
+	Params   Params
+	Seed     uint64
+	Actions  []Action
+	Rounds   int  // rounds completed
+	Terminal bool // the game was over
+	Winner   int  // -1: draw or running
+	Wounds   [2]int
 	// Resamples is set for a sampled world (ResampleFromInfostate).
-	Resamples []Resample `json:"resamples,omitempty"`
+	Resamples []Resample
 }
 
 // Record returns the game record so far.

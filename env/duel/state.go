@@ -111,10 +111,10 @@ type State struct {
 // Resample is one ResampleFromInfostate in a state's past: after At
 // actions, Player's unseen cards were dealt anew from NewRNG(A, B).
 type Resample struct {
-	At     int    `json:"at"`
-	Player int    `json:"player"`
-	A      uint64 `json:"a"`
-	B      uint64 `json:"b"`
+	At     int
+	Player int
+	A      uint64
+	B      uint64
 }
 
 // ErrIllegalAction is wrapped by every *IllegalActionError.

@@ -305,3 +305,51 @@ func Blame(err error) (field, message string) {
 	}
 	return "", err.Error()
 }
+
+// GameInfo is one entry of GET /v1/games (and libdgenv's dg_games).
+type GameInfo struct {
+	Name          string      `json:"name"`
+	Doc           string      `json:"doc"`
+	Default       bool        `json:"default"`
+	Players       []int       `json:"players"`
+	Params        []ParamInfo `json:"params"`
+	NumActions    int         `json:"num_actions"`
+	MaxGameLength int         `json:"max_game_length"`
+	Obs           ObsSpec     `json:"obs"`
+	Bots          []string    `json:"bots"`
+}
+
+// ParamInfo is one parameter of a game type.
+type ParamInfo struct {
+	Name    string `json:"name"`
+	Default int    `json:"default"`
+	Min     int    `json:"min"`
+	Max     int    `json:"max"`
+	Doc     string `json:"doc"`
+}
+
+// GamesOf lists the games of reg, the default first; sizes and layout are
+// those of each game's default parameters.
+func GamesOf(reg *spiel.Registry) ([]GameInfo, error) {
+	names := reg.Names()
+	list := make([]GameInfo, 0, len(names))
+	for i, name := range names {
+		typ, err := reg.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		g, err := typ.Default()
+		if err != nil {
+			return nil, fmt.Errorf("game %s: its default parameters fail: %w", name, err)
+		}
+		l := g.Observation()
+		info := GameInfo{Name: name, Doc: typ.Doc, Default: i == 0, Players: typ.Players, Params: []ParamInfo{},
+			NumActions: g.NumDistinctActions(), MaxGameLength: g.MaxGameLength(),
+			Obs: ObsSpec{Shape: []int{l.Size}, Dtype: "<u1", Sections: Sections(l.Sections)}, Bots: reg.Bots(name)}
+		for _, p := range typ.Params {
+			info.Params = append(info.Params, ParamInfo{Name: p.Name, Default: p.Default, Min: p.Min, Max: p.Max, Doc: p.Doc})
+		}
+		list = append(list, info)
+	}
+	return list, nil
+}
