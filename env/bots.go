@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Bot chooses an action for the seat to act in s. A bot must use only what
@@ -36,26 +35,17 @@ func checkBot(name string, b Bot, g *Game) error {
 // BotFactory makes a bot.
 type BotFactory func() Bot
 
-var (
-	botsMu sync.RWMutex
-	bots   = map[string]BotFactory{
-		"random":    func() Bot { return RandomBot{} },
-		"heuristic": func() Bot { return HeuristicBot{} },
-		"search":    func() Bot { return SearchBot{} },
-	}
-)
-
-// RegisterBot makes a bot available by name (later bots: search, policies).
-func RegisterBot(name string, f BotFactory) {
-	botsMu.Lock()
-	defer botsMu.Unlock()
-	bots[name] = f
+// bots are this package's own bots, a fixed table: bots of other origins
+// (trained policies) are registered in a spiel.Registry value by whoever
+// serves them, never here.
+var bots = map[string]BotFactory{
+	"random":    func() Bot { return RandomBot{} },
+	"heuristic": func() Bot { return HeuristicBot{} },
+	"search":    func() Bot { return SearchBot{} },
 }
 
-// BotNames lists the registered bots.
+// BotNames lists this package's bots.
 func BotNames() []string {
-	botsMu.RLock()
-	defer botsMu.RUnlock()
 	names := make([]string, 0, len(bots))
 	for n := range bots {
 		names = append(names, n)
@@ -64,11 +54,9 @@ func BotNames() []string {
 	return names
 }
 
-// NewBot returns the bot registered under name.
+// NewBot returns this package's bot called name.
 func NewBot(name string) (Bot, error) {
-	botsMu.RLock()
 	f, ok := bots[name]
-	botsMu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("opponent %q: unknown bot (known: %s)", name, strings.Join(BotNames(), ", "))
 	}

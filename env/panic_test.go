@@ -39,9 +39,8 @@ func TestPanicInAWorkerBreaksOnlyTheVecEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
 			name := "test-panic-" + tc.name
-			env.RegisterBot(name, func() env.Bot { return panicBot{calls: &calls, after: tc.after} })
 			v, err := env.NewVecEnv(env.VecConfig{Params: env.DefaultParams(), NumEnvs: tc.n, Seed: 1,
-				LearnerSeats: []int{0}, Opponent: name, Workers: 4})
+				LearnerSeats: []int{0}, Opponent: name, Bot: panicBot{calls: &calls, after: tc.after}, Workers: 4})
 			if tc.after == 0 {
 				var pe *env.PanicError
 				if !errors.As(err, &pe) || v != nil {

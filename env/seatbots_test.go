@@ -30,14 +30,14 @@ func (b seatBot) Act(s *env.State, rng *env.RNG) env.Action {
 func TestVecPerSeatOpponentsPlayTheirSeats(t *testing.T) {
 	var mine, wrong [4]atomic.Int64
 	opponents := make([]string, 4)
+	bots := make([]env.Bot, 4)
 	for _, s := range []int{1, 3} {
-		name := fmt.Sprintf("test-seat-%d", s)
-		env.RegisterBot(name, func() env.Bot { return seatBot{seat: s, mine: &mine[s], wrong: &wrong[s]} })
-		opponents[s] = name
+		opponents[s] = fmt.Sprintf("test-seat-%d", s)
+		bots[s] = seatBot{seat: s, mine: &mine[s], wrong: &wrong[s]}
 	}
 	for _, seats := range [][]int{{0, 2}, nil} { // given, or read from the empty entries
 		v := newVec(t, env.VecConfig{Params: env.Params{Players: 4, Deals: 1}, NumEnvs: 8, Workers: 2,
-			LearnerSeats: seats, Opponents: opponents})
+			LearnerSeats: seats, Opponents: opponents, Bots: bots})
 		if got := v.LearnerSeats(); !slices.Equal(got, []int{0, 2}) {
 			t.Errorf("LearnerSeats() = %v, want [0 2]", got)
 		}
@@ -105,6 +105,10 @@ func TestVecOpponentsErrors(t *testing.T) {
 		},
 		"a bot on every seat": func(c *env.VecConfig) { c.Opponents = []string{"random", "random", "random", "random"} },
 		"an unknown bot":      func(c *env.VecConfig) { c.Opponents = []string{"", "random", "grandmaster", "random"} },
+		"bots without their names": func(c *env.VecConfig) {
+			c.Opponents = []string{"", "random", "random", "random"}
+			c.Bots = []env.Bot{nil, env.RandomBot{}}
+		},
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {
 			c := ok

@@ -112,7 +112,7 @@ func (g *SpielGame) NewVec(cfg spiel.VecConfig) (spiel.Vec, error) {
 	vc := VecConfig{Params: g.G.params, NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: seats,
 		Opponent: cfg.Opponent, Opponents: cfg.Opponents, Reward: RewardMode(cfg.Reward), Workers: cfg.Workers, Packed: cfg.Packed}
 	if cfg.Bots != nil {
-		vc.bots = make([]Bot, len(cfg.Bots))
+		vc.Bots = make([]Bot, len(cfg.Bots))
 		for s, b := range cfg.Bots {
 			if b == nil {
 				continue
@@ -121,7 +121,7 @@ func (g *SpielGame) NewVec(cfg spiel.VecConfig) (spiel.Vec, error) {
 			if !ok {
 				return nil, &spiel.ConfigError{Field: "opponents", Value: cfg.Opponents[s], Reason: "not a bot of " + GameName}
 			}
-			vc.bots[s] = cb.B
+			vc.Bots[s] = cb.B
 		}
 	}
 	if cfg.Bot != nil {
@@ -129,7 +129,7 @@ func (g *SpielGame) NewVec(cfg spiel.VecConfig) (spiel.Vec, error) {
 		if !ok {
 			return nil, &spiel.ConfigError{Field: "opponent", Value: cfg.Opponent, Reason: "not a bot of " + GameName}
 		}
-		vc.bot = cb.B
+		vc.Bot = cb.B
 	}
 	v, err := NewVecEnv(vc)
 	if err != nil {

@@ -65,11 +65,12 @@ type VecConfig struct {
 	// MaskBits holds the mask's bits; Mask is still written.
 	Packed bool
 
-	// bot, when set (spiel.NewVec's registry-made opponent), plays the
-	// opponent seats instead of the bot registered as Opponent; bots, when
-	// set, are the registry-made bots of Opponents (nil on learner seats).
-	bot  Bot
-	bots []Bot
+	// Bot, when set, plays the opponent seats (Opponent is then only its
+	// name); otherwise Opponent names one of this package's bots (NewBot).
+	// A server passes the bot its game registry made. Bots, when set, are
+	// the bots of Opponents, one per seat (nil on learner seats), likewise.
+	Bot  Bot
+	Bots []Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -159,7 +160,7 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	}
 	slices.Sort(seats)
 	if cfg.Opponents != nil {
-		if cfg.Opponent != "" || cfg.bot != nil {
+		if cfg.Opponent != "" || cfg.Bot != nil {
 			return nil, errors.New("opponents: give opponent (one bot for every other seat) or opponents (a bot per seat), not both")
 		}
 		if seats, err = spiel.CheckOpponents(p, seats, cfg.Opponents); err != nil {
@@ -173,26 +174,31 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	for s := range p {
 		v.learner[s] = len(seats) == 0 || slices.Contains(seats, s)
 	}
-	if len(seats) > 0 && cfg.Opponents == nil && cfg.Opponent == "" {
+	if len(seats) > 0 && cfg.Opponents == nil && cfg.Opponent == "" && cfg.Bot == nil {
 		return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 	}
-	if cfg.Opponent != "" && cfg.bot == nil {
-		if cfg.bot, err = NewBot(cfg.Opponent); err != nil {
+	if cfg.Bot == nil && cfg.Opponent != "" {
+		if cfg.Bot, err = NewBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
-		if err := checkBot(cfg.Opponent, cfg.bot, g); err != nil {
+	}
+	if cfg.Bot != nil {
+		if err := checkBot(cfg.Opponent, cfg.Bot, g); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Bots != nil && len(cfg.Bots) != len(cfg.Opponents) {
+		return nil, fmt.Errorf("opponents: %d bots for %d names", len(cfg.Bots), len(cfg.Opponents))
 	}
 	for s := range p {
 		if v.learner[s] {
 			continue
 		}
-		name, b := cfg.Opponent, cfg.bot
+		name, b := cfg.Opponent, cfg.Bot
 		if cfg.Opponents != nil {
 			name, b = cfg.Opponents[s], nil
-			if cfg.bots != nil {
-				b = cfg.bots[s]
+			if cfg.Bots != nil {
+				b = cfg.Bots[s]
 			}
 		}
 		if b == nil {

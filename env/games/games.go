@@ -9,8 +9,10 @@ import (
 	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
-// Default returns a new registry of the shipped games. The card game's bots
-// are the bots of package env at the time of the call.
+// Default returns a new registry of the shipped games: the card game (the
+// default) with package env's bots (random, heuristic, search) and the
+// duel with its own. Trained policies are added by whoever loads them
+// (policy.Bots, registered as card-game bots).
 func Default() *spiel.Registry {
 	r := spiel.NewRegistry()
 	r.MustRegister(env.SpielType())

@@ -81,20 +81,13 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 }
 
 // Bots are the bots a set of policies provides, by bot name: each policy
-// as "policy:<name>" (greedy). A server registers them in its own game
-// registry; Register puts them in package env's table (for dgeval).
+// as "policy:<name>" (greedy). Whoever serves them (the server, libdgenv,
+// dgeval) registers them in its own spiel.Registry as card-game bots
+// (env.SpielBot).
 func Bots(ps map[string]*Policy) map[string]env.BotFactory {
 	out := make(map[string]env.BotFactory, len(ps))
 	for name, p := range ps {
 		out["policy:"+name] = func() env.Bot { return Bot{Policy: p, Greedy: true} }
 	}
 	return out
-}
-
-// Register makes each of the policies' Bots available in package env's
-// bot table, for matches (dgeval). A server does not use it.
-func Register(ps map[string]*Policy) {
-	for name, f := range Bots(ps) {
-		env.RegisterBot(name, f)
-	}
 }

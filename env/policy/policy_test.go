@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
@@ -70,10 +71,16 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy.Register(map[string]*policy.Policy{"paritytest": p})
-	res, err := env.PlayMatch(env.MatchConfig{
-		Params: env.Params{Players: 4, Deals: 1}, Agents: []string{"policy:paritytest", "random", "heuristic", "random"},
-		Games: 8, Seed: 3,
+	reg := games.Default()
+	for name, f := range policy.Bots(map[string]*policy.Policy{"paritytest": p}) {
+		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	typ, _ := reg.Lookup(env.GameName)
+	cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
+	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
+		Agents: []string{"policy:paritytest", "random", "heuristic", "random"}, Games: 8, Seed: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +105,8 @@ func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy.Register(map[string]*policy.Policy{"fourplayers": p})
-	_, err = env.NewVecEnv(env.VecConfig{Params: env.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0}, Opponent: "policy:fourplayers"})
+	_, err = env.NewVecEnv(env.VecConfig{Params: env.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0},
+		Opponent: "policy:fourplayers", Bot: policy.Bot{Policy: p, Greedy: true}})
 	if err == nil || !errors.Is(err, policy.ErrBadModel) {
 		t.Fatalf("NewVecEnv with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
 	}
