@@ -948,3 +948,22 @@ func TestBrowserSessionExpired(t *testing.T) {
 		t.Fatal("New game after the expiry kept the expired session")
 	}
 }
+
+// TestBrowserOldSetupIsRead: a setup saved by the page before per-seat
+// bots (people's seats and one bot for the rest) comes back as that table;
+// a saved policy of another player count falls back to heuristic.
+func TestBrowserOldSetupIsRead(t *testing.T) {
+	ts := newTestServer(t, "")
+	ctx := browser(t, 1000, 800)
+	do(t, ctx, chromedp.Navigate(ts.url+"/"))
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	seats := func() []string {
+		return js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`)
+	}
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("dgenv-setup", JSON.stringify({players: 5, deals: 1, humans: [0, 2], bot: "random", pace: 0}))`), chromedp.Reload())
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	requireEqual(t, "an old setup", seats(), []string{"you", "random", "you", "random", "random"})
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("dgenv-setup", JSON.stringify({players: 5, deals: 1, seats: ["you", "policy:beat-heuristic", "search", "random", "heuristic", "random"]}))`), chromedp.Reload())
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	requireEqual(t, "a policy of 4 players at a table of 5", seats(), []string{"you", "heuristic", "search", "random", "heuristic"})
+}
