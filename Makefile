@@ -16,8 +16,12 @@ build:
 	$(GO) build -tags testgame -o $(BIN)/dgserver-testgame ./cmd/dgserver
 
 # The main job: build and start the batch server on loopback, serving the
-# trained policies in policies/ as opponents "policy:<name>".
+# trained policies in policies/ as opponents "policy:<name>" and the search
+# each guides as "search:policy:<name>". OPPONENT is the strongest trained bot
+# (docs/training.md), the one to play against.
+OPPONENT ?= search:policy:imitate-search
 run: build
+	@echo "strongest trained opponent: \"opponent\": \"$(OPPONENT)\" (bare network: policy:imitate-search)"
 	$(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.

@@ -32,3 +32,54 @@ func TestSearchBotPlaysLegalAndReproducibly(t *testing.T) {
 		}
 	}
 }
+
+// fixedPrior scores one card far above the rest.
+type fixedPrior struct{ pick func(s *env.State) env.Action }
+
+func (f fixedPrior) Scores(s *env.State, out *[env.NumActions]float32) {
+	clear(out[:])
+	out[f.pick(s)] = 1
+}
+
+// Values is what Act maximises; a prior of weight 0 changes nothing, and a
+// heavy prior decides.
+func TestSearchValuesAndPrior(t *testing.T) {
+	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	last := func(s *env.State) env.Action { l := s.LegalActions(); return l[len(l)-1] }
+	for seed := range uint64(6) {
+		s := g.NewInitialState(seed)
+		for range 5 + seed {
+			_ = s.ApplyAction(s.LegalActions()[0])
+		}
+		legal := s.LegalActions()
+		if len(legal) < 2 {
+			continue
+		}
+		plain := env.SearchBot{Worlds: 8, Workers: 2}
+		q := make([]float64, len(legal))
+		r := env.NewRNG(seed, 1)
+		plain.Values(s, &r, legal, q)
+		best := 0
+		for i := range q {
+			if q[i] > q[best] {
+				best = i
+			}
+		}
+		r = env.NewRNG(seed, 1)
+		if a := plain.Act(s, &r); a != legal[best] {
+			t.Fatalf("seed %d: Act = %d, argmax of Values = %d (%v)", seed, a, legal[best], q)
+		}
+		zero := plain
+		zero.Prior, zero.PriorWeight = fixedPrior{last}, 0
+		r = env.NewRNG(seed, 1)
+		if a := zero.Act(s, &r); a != legal[best] {
+			t.Fatalf("seed %d: weight-0 prior changed the choice to %d", seed, a)
+		}
+		heavy := plain
+		heavy.Prior, heavy.PriorWeight = fixedPrior{last}, 1000
+		r = env.NewRNG(seed, 1)
+		if a := heavy.Act(s, &r); a != last(s) {
+			t.Fatalf("seed %d: heavy prior on %d, Act chose %d", seed, last(s), a)
+		}
+	}
+}

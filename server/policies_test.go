@@ -271,3 +271,22 @@ func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
 	e := requireError(t, b.do("POST", "/v1/sessions", ctJSON, js(t, req)), http.StatusBadRequest, "bad_request")
 	require.Contains(t, e.Error.Message, "policy:parity")
 }
+
+// A bot's cost comes from the bot (spiel.Costly), not its name: the search
+// guided by a policy is capped like "search".
+func TestGuidedSearchIsCappedLikeSearch(t *testing.T) {
+	dir, _ := policyDir(t, "parity")
+	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MaxSearchEnvs = 2 }), nil, server.WithPolicies(ps))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
+	for _, bot := range []string{"search", "search:policy:parity"} {
+		req := map[string]any{"num_envs": 3, "learner_seats": []int{0}, "opponent": bot}
+		e := requireError(t, c.do("POST", "/v1/sessions", ctJSON, js(t, req)), http.StatusBadRequest, "bad_request")
+		require.Contains(t, e.Error.Message, "max_search_envs", bot)
+	}
+	req := map[string]any{"num_envs": 3, "learner_seats": []int{0}, "opponent": "policy:parity"}
+	require.Contains(t, c.create(req).Bots, "search:policy:parity")
+}

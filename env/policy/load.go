@@ -81,13 +81,15 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 }
 
 // Bots are the bots a set of policies provides, by bot name: each policy
-// as "policy:<name>" (greedy). Whoever serves them (the server, libdgenv,
-// dgeval) registers them in its own spiel.Registry as card-game bots
-// (env.SpielBot).
+// as "policy:<name>" (greedy) and the search bot it guides as
+// "search:policy:<name>" (NewGuided). Whoever serves them (the server,
+// libdgenv, dgeval) registers them in its own spiel.Registry as card-game
+// bots (env.SpielBot).
 func Bots(ps map[string]*Policy) map[string]env.BotFactory {
-	out := make(map[string]env.BotFactory, len(ps))
+	out := make(map[string]env.BotFactory, 2*len(ps))
 	for name, p := range ps {
 		out["policy:"+name] = func() env.Bot { return Bot{Policy: p, Greedy: true} }
+		out["search:policy:"+name] = func() env.Bot { return NewGuided(p) }
 	}
 	return out
 }

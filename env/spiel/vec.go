@@ -3,6 +3,7 @@ package spiel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 
@@ -488,7 +489,7 @@ func (v *genericVec) play(i int, a int) {
 	v.done[i] = 1
 	s.WriteReturns(after)
 	for seat := range v.p {
-		v.scores[i*v.p+seat] = int32(after[seat])
+		v.scores[i*v.p+seat] = int32(math.Round(after[seat]))
 	}
 	v.episode[i]++
 	v.newGame(i)

@@ -42,16 +42,11 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from .stats import ratings, summarize
+
 __all__ = ["evaluate", "find_dgeval", "plot_results", "write_results", "main"]
 
 _PROGRESS = re.compile(r"(\d+)/(\d+) games")
-
-
-def _mean_ci(x: Union[Sequence[float], np.ndarray]) -> dict[str, float]:
-    x = np.asarray(x, dtype=np.float64)
-    if x.size < 2:
-        return {"mean": float(x.mean()) if x.size else float("nan"), "ci95": float("nan")}
-    return {"mean": float(x.mean()), "ci95": float(1.96 * x.std(ddof=1) / math.sqrt(x.size))}
 
 
 def find_dgeval(binary: Optional[str] = None, build: bool = True) -> Optional[Path]:
@@ -184,22 +179,6 @@ def _run_dgeval(
     return res
 
 
-def _bt_ratings(wins: dict[tuple[str, str], float], names: list[str], iters: int = 200) -> dict[str, float]:
-    """Bradley-Terry strengths from pairwise win counts, on the Elo scale (mean 1500)."""
-    if len(names) < 2:
-        return {n: 1500.0 for n in names}
-    s = {n: 1.0 for n in names}
-    for _ in range(iters):
-        new = {}
-        for i in names:
-            w = sum(wins.get((i, j), 0.0) for j in names if j != i) + 0.5
-            d = sum((wins.get((i, j), 0.0) + wins.get((j, i), 0.0) + 1.0) / (s[i] + s[j]) for j in names if j != i)
-            new[i] = w / d if d > 0 else s[i]
-        g = math.exp(np.mean([math.log(v) for v in new.values()]))
-        s = {k: v / g for k, v in new.items()}
-    return {k: 1500.0 + 400.0 * math.log10(v) for k, v in s.items()}
-
-
 def _run_python(
     agents: list[str], files: dict[str, Path], players: int, deals: Optional[int], games: int, seed: int,
     duplicate: bool, progress: bool, server: Optional[str],
@@ -219,7 +198,7 @@ def _run_python(
     rotations = list(range(players)) if duplicate else [0]
     per_rot = max(1, games // len(rotations))
     client = connect(server) if server else serve()
-    rows: list[tuple[int, list[str], np.ndarray]] = []  # (game index, seat agents, totals)
+    rows: list[tuple[int, int, np.ndarray]] = []  # (game index, rotation, totals by seat)
     bar = None
     if progress:
         try:
@@ -253,34 +232,16 @@ def _run_python(
                         bar.refresh()
             finally:
                 env.close()
-            rows.extend((g, seat_agents, totals[g]) for g in range(per_rot))
+            rows.extend((g, r, totals[g]) for g in range(per_rot))
     finally:
         if bar is not None:
             bar.close()
         if hasattr(client, "stop"):
             client.stop()
-    names = list(dict.fromkeys(agents))
-    score: dict[str, list[float]] = {n: [] for n in names}
-    diff: dict[str, list[float]] = {n: [] for n in names}
-    win: dict[str, list[float]] = {n: [] for n in names}
-    pair: dict[tuple[str, str], float] = {}
-    for _, seat_agents, tot in rows:
-        best = tot.max()
-        nbest = int((tot == best).sum())
-        for s, a in enumerate(seat_agents):
-            score[a].append(float(tot[s]))
-            diff[a].append(float(tot[s] - (tot.sum() - tot[s]) / (players - 1)))
-            win[a].append(1.0 / nbest if tot[s] == best else 0.0)
-            for t, b2 in enumerate(seat_agents):
-                if b2 != a:
-                    pair[(a, b2)] = pair.get((a, b2), 0.0) + (1.0 if tot[s] > tot[t] else 0.5 if tot[s] == tot[t] else 0.0)
-    out_agents = [
-        {"name": n, "seats": agents.count(n), "score": _mean_ci(score[n]), "score_diff": _mean_ci(diff[n]),
-         "win_rate": _mean_ci(win[n])}
-        for n in names
-    ]
+    # agent i sat at seat (i + r) % P: the totals by agent index, summarized as dgeval does (dgenv.stats)
+    by_agent = np.array([[tot[(i + r) % players] for i in range(players)] for _, r, tot in rows], dtype=np.int64)
     return {"backend": "python", "games": len(rows), "players": players, "seed": seed, "duplicate": duplicate,
-            "agents": out_agents, "ratings": _bt_ratings(pair, names)}
+            "agents": summarize(agents, by_agent), "ratings": ratings(agents, by_agent)}
 
 
 def evaluate(

@@ -51,7 +51,7 @@ from torch import nn
 from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
 
-__all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "mean_ci", "main"]
+__all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
 
 
 @dataclass
@@ -60,6 +60,7 @@ class TrainConfig:
 
     name: str = "run"
     out: Optional[str] = None
+    algo: str = "ppo"  # ppo | imitate (fit search's labels from bin/dgteach: dgenv.imitate)
     # game and env
     players: int = 4
     deals: Optional[int] = None
@@ -95,6 +96,18 @@ class TrainConfig:
     pool_size: int = 8
     snapshot_every: int = 10  # updates between snapshots
     self_prob: float = 0.5  # chance an env's opponents are the current net
+    # imitation (algo "imitate"): labels from bin/dgteach
+    data: Optional[str] = None  # dgteach directory (default runs/teach-p<players>); generated when empty and teach_games > 0
+    teach_games: int = 0
+    teach_seed: int = 0  # 0 = --seed
+    teach_worlds: int = 32
+    teach_table: str = ""  # bots per seat while generating ("" = search,search,heuristic,random for 4 players)
+    teach_eps: float = 0.05
+    teach_minutes: float = 0.0
+    tau: float = 1.0  # points: the policy target is softmax(q / tau) over the legal cards
+    batch_size: int = 1024
+    max_records: int = 0  # 0 = every record of the data
+    augment: bool = True  # rename the colours of each sample by a random permutation (the rules are colour-symmetric)
     # evaluation
     eval_every_s: float = 180.0
     eval_games: int = 1000
@@ -140,6 +153,49 @@ PRESETS: dict[str, dict[str, Any]] = {
         opponent="self",
         eval_every_s=180.0,
     ),
+    # Imitation of the search bot (docs/training.md): the labels come from
+    # bin/dgteach (--data, or generated with --teach-games).
+    "imitate": dict(
+        name="imitate",
+        algo="imitate",
+        teach_games=1020,  # 51 shards of 20 games, ~190k labelled decisions at 4 players
+        teach_seed=4,
+        hidden=(256, 256),
+        features=True,
+        lr=1e-3,
+        lr_final=0.05,
+        epochs=12,
+        batch_size=1024,
+        tau=1.0,
+        vf_coef=0.5,
+        max_grad_norm=1.0,
+        minutes=40.0,
+        eval_every_s=120.0,
+        eval_opponents=("random", "heuristic", "search"),
+        final_eval_games=400,
+    ),
+    # RL fine-tuning of the imitation network against a mixed pool: search,
+    # heuristic and random bots on the server, and self-play against the
+    # current network and a pool of its past snapshots.
+    "finetune": dict(
+        _LONG_RUN,
+        name="finetune",
+        init="runs/imitate/checkpoints/final.pt",
+        opponent="search,heuristic,random,self",
+        num_envs=256,
+        rollout_steps=16,
+        lr=1e-4,
+        lr_final=0.2,
+        ent_coef=0.003,
+        target_kl=0.02,
+        pool_size=6,
+        snapshot_every=5,
+        self_prob=0.5,
+        eval_every_s=600.0,
+        eval_games=200,
+        eval_opponents=("heuristic", "search"),
+        final_eval_games=400,
+    ),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -169,6 +225,30 @@ def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
     return float(a.mean()), float(1.96 * a.std(ddof=1) / math.sqrt(a.size))
 
 
+def evaluate_onnx(
+    onnx_path: Any, opponent: str, games: int, players: int = 4, deals: Optional[int] = None, seed: int = 12345,
+) -> dict[str, Any]:
+    """The exported policy at one seat against ``players - 1`` bots ``opponent``, played by
+    ``bin/dgeval`` with duplicate deals (every deal under every seating): the statistics of
+    every other evaluation of the project (:mod:`dgenv.evaluate`), in :func:`evaluate_policy`'s form.
+    """
+    from .evaluate import evaluate
+
+    res = evaluate([f"policy:{onnx_path}"] + [opponent] * (players - 1), games=games, players=players, deals=deals,
+                   seed=seed, duplicate=True, backend="dgeval", progress=False)
+    pol = next(a for a in res["agents"] if a["name"].startswith("policy:"))
+    other = next(a for a in res["agents"] if not a["name"].startswith("policy:"))
+    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
+    return {
+        "opponent": opponent,
+        "games": res["games"],
+        "score": pair(pol["score"]),
+        "opp_score": pair(other["score"]),
+        "diff": pair(pol["score_diff"]),
+        "win_rate": pair(pol["win_rate"]),
+    }
+
+
 def _sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """One action per row from the categorical of (already masked) logits (Gumbel-max)."""
     u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
@@ -186,6 +266,10 @@ def evaluate_policy(
     greedy: bool = True,
 ) -> dict[str, Any]:
     """Play ``games`` games (one per env) of the net at seat 0 against ``opponent`` in the other seats.
+
+    In-process torch inference through server sessions; the trainer itself
+    evaluates the exported file with ``bin/dgeval`` (:func:`evaluate_onnx`).
+    Both report :mod:`dgenv.stats`' figures.
 
     Returns:
         ``{"opponent", "games", "score": [mean, ci95], "opp_score": [mean, ci95],
@@ -210,17 +294,17 @@ def evaluate_policy(
                 got |= b.done
     finally:
         env.close()
-    me = scores[:, 0]
-    others = scores[:, 1:].mean(axis=1)
-    best_other = scores[:, 1:].max(axis=1)
-    win = np.where(me > best_other, 1.0, np.where(me == best_other, 0.5, 0.0))
+    from .stats import summarize  # the statistics of dgeval, computed in Python
+
+    pol, opp = summarize(["policy"] + ["opponent"] * (players - 1), scores.astype(np.int64))
+    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
     return {
         "opponent": opponent,
         "games": games,
-        "score": list(mean_ci(me)),
-        "opp_score": list(mean_ci(others)),
-        "diff": list(mean_ci(me - others)),
-        "win_rate": list(mean_ci(win)),
+        "score": pair(pol["score"]),
+        "opp_score": pair(opp["score"]),
+        "diff": pair(pol["score_diff"]),
+        "win_rate": pair(pol["win_rate"]),
     }
 
 
@@ -498,7 +582,15 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
     """Run PPO as ``cfg`` says; return a summary (paths, final evaluation).
 
     Starts a server with :func:`dgenv.serve` unless ``cfg.server`` names one.
+    ``cfg.algo == "imitate"`` fits the network to the search bot's labels
+    instead (:func:`dgenv.imitate.train_imitation`; no server needed).
     """
+    if cfg.algo == "imitate":
+        from .imitate import train_imitation
+
+        return train_imitation(cfg, on_update)
+    if cfg.algo != "ppo":
+        raise ValueError(f"--algo {cfg.algo!r}: want ppo or imitate")
     from .server import serve
     from .client import connect
 
@@ -518,10 +610,8 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
     envs: list[Any] = []
     try:
         opps = [o.strip() for o in cfg.opponent.split(",") if o.strip()]
-        selfplay = opps == ["self"]
-        if "self" in opps and not selfplay:
-            raise ValueError("--opponent self cannot be mixed with bots")
-        # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random")
+        # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random");
+        # "self" is a self-play session (the current net and its past snapshots at the other seats)
         shares = {o: opps.count(o) for o in dict.fromkeys(opps)}
         for k, (o, share) in enumerate(shares.items()):
             n = cfg.num_envs * share // len(opps)
@@ -532,8 +622,8 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
                     players=cfg.players,
                     num_envs=n,
                     seed=cfg.seed + 1000 * k,
-                    learner_seats=None if selfplay else [0],
-                    opponent=None if selfplay else o,
+                    learner_seats=None if o == "self" else [0],
+                    opponent=None if o == "self" else o,
                     reward=cfg.reward,
                     deals=cfg.deals,
                 )
@@ -553,9 +643,11 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
             net = PolicyNet(env.obs_size, cfg.hidden, cfg.activation, scale=obs_scale(env.spec.obs.sections, env.obs_size),
                             features=feats)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
-        cols = [_Collector(e, net, cfg, gen, rng, selfplay, seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
-        if selfplay:
-            cols[0].add_snapshot(net)
+        kinds = list(shares)
+        cols = [_Collector(e, net, cfg, gen, rng, kinds[i] == "self", seed=cfg.seed + 1000 * i) for i, e in enumerate(envs)]
+        for c in cols:
+            if c.selfplay:
+                c.add_snapshot(net)
         step = 0
         update = 0
         last_eval = time.monotonic()
@@ -574,8 +666,9 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
         def run_eval(games: int, tag: str) -> list[dict[str, Any]]:
             net.eval()
             res = []
+            onnx_eval = export_onnx(net, meta, out / "eval" / "policy.onnx", description=f"{cfg.name} update {update}")
             for opp in cfg.eval_opponents:
-                r = evaluate_policy(client, net, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
+                r = evaluate_onnx(onnx_eval, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
                 r.update(update=update, step=step, time=round(time.monotonic() - t0, 1), tag=tag)
                 res.append(r)
                 log.row(
@@ -661,15 +754,17 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
             t_update = time.monotonic() - tu
             update += 1
             step += n
-            if selfplay and update % cfg.snapshot_every == 0:
-                cols[0].add_snapshot(net)
+            if update % cfg.snapshot_every == 0:
+                for c in cols:
+                    if c.selfplay:
+                        c.add_snapshot(net)
             per_opp: dict[str, float] = {}
             eps: list[tuple[float, float]] = []
             for c in cols:
                 c.episodes = c.episodes[-2 * c.N :]
                 eps += c.episodes
                 if len(cols) > 1:
-                    per_opp[f"train_diff_{c.env.spec.opponent}"] = (
+                    per_opp[f"train_diff_{c.env.spec.opponent or 'self'}"] = (
                         float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
                     )
             diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")

@@ -1,0 +1,150 @@
+package policy_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/env/policy"
+)
+
+// The prior a guided search reads is the policy's logits of the acting
+// seat's observation.
+func TestPriorScoresAreTheLogits(t *testing.T) {
+	model, _, _ := readParity(t)
+	p, err := policy.Parse("parity", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := env.NewGame(env.Params{Players: 4})
+	s := g.NewInitialState(3)
+	for range 6 {
+		_ = s.ApplyAction(s.LegalActions()[0])
+	}
+	var got [env.NumActions]float32
+	policy.Prior{Policy: p}.Scores(s, &got)
+	want := make([]float32, env.NumActions)
+	if err := p.Logits(s.ObservationTensor(s.CurrentPlayer()), 1, want); err != nil {
+		t.Fatal(err)
+	}
+	for a := range want {
+		if got[a] != want[a] {
+			t.Fatalf("prior[%d] = %v, logits %v", a, got[a], want[a])
+		}
+	}
+}
+
+// Bots make "search:policy:<name>": a search bot guided by the policy,
+// playing legal games of the policy's player count only.
+func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
+	model, _, _ := readParity(t)
+	p, err := policy.Parse("guidetest", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := policy.Bots(map[string]*policy.Policy{"guidetest": p})
+	f, ok := pb["search:policy:guidetest"]
+	if !ok {
+		t.Fatal("no bot search:policy:guidetest")
+	}
+	bot := f()
+	gd, ok := bot.(policy.Guided)
+	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
+		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
+	}
+	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
+	reg := games.Default()
+	require := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	require(reg.RegisterBot(env.GameName, "search:policy:guidetest", env.SpielBot(func() env.Bot { return gd })))
+	typ, _ := reg.Lookup(env.GameName)
+	cg, err := typ.New(map[string]any{"players": 4, "deals": 1})
+	require(err)
+	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
+		Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"}, Games: 2, Seed: 1,
+	})
+	if err != nil || len(res.Scores) != 2 {
+		t.Fatalf("PlayMatch = %v, %v", res, err)
+	}
+	g3, _ := env.NewGame(env.Params{Players: 3})
+	if err := gd.CheckGame(g3); err == nil {
+		t.Fatal("a 4-player policy's guided search accepted a 3-player game")
+	}
+	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	s := g.NewInitialState(5)
+	rng := env.NewRNG(1, 2)
+	for !s.IsTerminal() {
+		if err := s.ApplyAction(gd.Act(s, &rng)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gameStates are the states of the decisions with more than one legal card
+// in four 4-player games played by the heuristic: a decision mix like a
+// real game's (long first tricks, short last ones).
+func gameStates(b *testing.B) []*env.State {
+	g, _ := env.NewGame(env.Params{Players: 4})
+	var out []*env.State
+	rng := env.NewRNG(1, 1)
+	for seed := range uint64(4) {
+		s := g.NewInitialState(seed)
+		for !s.IsTerminal() {
+			if s.NumLegal() > 1 {
+				out = append(out, s.Clone())
+			}
+			if err := s.ApplyAction(env.HeuristicBot{}.Act(s, &rng)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// benchDecisions is the mean time of one decision over a game's mix, on one
+// goroutine (the search bots' Workers = 1).
+func benchDecisions(b *testing.B, bot env.Bot) {
+	states := gameStates(b)
+	rng := env.NewRNG(2, 2)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		bot.Act(states[i%len(states)], &rng)
+		i++
+	}
+}
+
+// Strongest is the committed policy that make run names as the strongest opponent.
+const Strongest = "imitate-search"
+
+func committed(b *testing.B, name string) *policy.Policy {
+	ps, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := ps[name]
+	if p == nil {
+		b.Fatalf("policies/%s.onnx is not committed", name)
+	}
+	return p
+}
+
+// The committed imitation policy, the plain search bot and the search it
+// guides, one decision each, averaged over a game's decisions (one core).
+func BenchmarkDecisionPolicy(b *testing.B) {
+	benchDecisions(b, policy.Bot{Policy: committed(b, Strongest), Greedy: true})
+}
+
+func BenchmarkDecisionSearch(b *testing.B) {
+	benchDecisions(b, env.SearchBot{Workers: 1})
+}
+
+func BenchmarkDecisionGuidedSearch(b *testing.B) {
+	g := policy.NewGuided(committed(b, Strongest))
+	g.Workers = 1
+	benchDecisions(b, g)
+}
