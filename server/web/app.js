@@ -15,8 +15,11 @@ const $ = (id) => document.getElementById(id);
 const api = new Api();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// The bots every server has (env.BotNames); trained policies come from
-// GET /v1/policies.
+// The bots are those the server offers for the card game (GET /v1/games);
+// these are described, and listed first. A bot of a trained policy
+// (policy:<name>, search:policy:<name>) is offered for the player count of
+// its policy (GET /v1/policies).
+const GAME = 'david_goliath';
 const BUILTIN_BOTS = [
   { bot: 'heuristic', label: 'heuristic (rules of thumb)' },
   { bot: 'search', label: 'search (looks ahead)' },
@@ -29,6 +32,7 @@ const MAX_SEATS = 6;
 
 const st = {
   policies: [], // GET /v1/policies
+  bots: BUILTIN_BOTS.map((b) => b.bot), // GET /v1/games: the card game's bots
   connected: false, // the policies are known
   seats: [YOU, 'heuristic', 'heuristic', 'heuristic', 'heuristic', 'heuristic'], // each seat's choice: YOU or a bot
   session: null, // { id, setup }
@@ -280,15 +284,20 @@ function fillDeals(players, want) {
   sel.value = String(Number.isInteger(want) && want >= 1 && want <= 12 ? want : players);
 }
 
-// botsFor lists the bots a table of this many players may seat: the
-// built-in ones, and each served policy of that player count.
+// botsFor lists the server's bots of the card game, the described ones
+// first; a policy's bot is offered (not disabled) only for a table of its
+// policy's player count.
 function botsFor(players) {
-  const out = BUILTIN_BOTS.map((b) => ({ value: b.bot, text: b.label, ok: true }));
-  for (const p of st.policies) {
-    const ok = p.game.players === players;
-    out.push({ value: p.bot, text: `${p.bot}${ok ? '' : ` (trained for ${p.game.players} players)`}`, ok });
-  }
-  return out;
+  const rank = (b) => { const i = BUILTIN_BOTS.findIndex((x) => x.bot === b); return i < 0 ? BUILTIN_BOTS.length : i; };
+  const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  const names = [...st.bots].sort((a, b) => rank(a) - rank(b) || byName(a, b));
+  return names.map((b) => {
+    const builtin = BUILTIN_BOTS.find((x) => x.bot === b);
+    const m = /(?:^|:)policy:(.+)$/.exec(b);
+    const pol = m && st.policies.find((p) => p.name === m[1]);
+    const ok = !pol || pol.game.players === players;
+    return { value: b, ok, text: builtin ? builtin.label : `${b}${ok ? '' : ` (trained for ${pol.game.players} players)`}` };
+  });
 }
 
 // fillSeats draws one choice per seat: "you" or a bot. A seat whose bot
@@ -701,6 +710,9 @@ async function connect() {
   try {
     const ans = await api.get('/v1/policies');
     st.policies = ans.policies || [];
+    const games = await api.get('/v1/games');
+    const game = (games.games || []).find((g) => g.name === GAME);
+    if (game && Array.isArray(game.bots) && game.bots.length) st.bots = game.bots;
     st.connected = true;
     $('token-form').hidden = true;
     showError('');

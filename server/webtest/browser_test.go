@@ -452,8 +452,51 @@ func TestBrowserPlay(t *testing.T) {
 		choose(t, ctx, "#players", players)
 		return js[[]string](t, ctx, `[...document.querySelectorAll('#seats select[data-seat="1"] option:not([disabled])')].map(o => o.value)`)
 	}
-	requireEqual(t, "seat choices for 5 players", seatOptions("5"), []string{"you", "heuristic", "search", "random"})
-	requireEqual(t, "seat choices for 4 players", seatOptions("4"), []string{"you", "heuristic", "search", "random", "policy:beat-heuristic"})
+	// The server's bots of the card game, a policy's (policy:<name>,
+	// search:policy:<name>) for its player count only.
+	var games struct {
+		Games []struct {
+			Name string   `json:"name"`
+			Bots []string `json:"bots"`
+		} `json:"games"`
+	}
+	ts.api(t, "GET", "/v1/games", nil, &games)
+	var pols struct {
+		Policies []struct {
+			Name string `json:"name"`
+			Game struct {
+				Players int `json:"players"`
+			} `json:"game"`
+		} `json:"policies"`
+	}
+	ts.api(t, "GET", "/v1/policies", nil, &pols)
+	wantChoices := func(players int) []string {
+		var rest []string
+		for _, g := range games.Games {
+			if g.Name != "david_goliath" {
+				continue
+			}
+			for _, b := range g.Bots {
+				name, ok := strings.CutPrefix(strings.TrimPrefix(b, "search:"), "policy:")
+				if !ok {
+					continue
+				}
+				for _, p := range pols.Policies {
+					if p.Name == name && p.Game.Players == players {
+						rest = append(rest, b)
+					}
+				}
+			}
+		}
+		slices.Sort(rest)
+		return append([]string{"you", "heuristic", "search", "random"}, rest...)
+	}
+	requireEqual(t, "seat choices for 5 players", seatOptions("5"), wantChoices(5))
+	four := wantChoices(4)
+	if !slices.Contains(four, "policy:beat-heuristic") || !slices.Contains(four, "search:policy:beat-heuristic") {
+		t.Fatalf("the server offers %v for 4 players, no policy:beat-heuristic and its guided search", four)
+	}
+	requireEqual(t, "seat choices for 4 players", seatOptions("4"), four)
 
 	// 4 players, two deals; you at seat 0 against a table of three
 	// different bots: heuristic, random and the trained policy; no delay.
