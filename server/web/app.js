@@ -296,7 +296,7 @@ function botsFor(players) {
     const m = /(?:^|:)policy:(.+)$/.exec(b);
     const pol = m && st.policies.find((p) => p.name === m[1]);
     const ok = !pol || pol.game.players === players;
-    return { value: b, ok, text: builtin ? builtin.label : `${b}${ok ? '' : ` (trained for ${pol.game.players} players)`}` };
+    return { value: b, ok, text: builtin ? builtin.label : `${b}${ok ? '' : ` (${pol.game.players} players)`}` };
   });
 }
 
