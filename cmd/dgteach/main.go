@@ -39,6 +39,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -151,7 +152,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 		"format": "dgteach-v1", "players": c.players, "deals": g.Params().Deals, "obs_size": g.ObservationLayout().Size,
 		"num_actions": env.NumActions, "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"obs": map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": g.ObservationLayout().Sections},
+		"obs": map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": wire.Sections(g.ObservationLayout().Sections)},
 	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
 	if err := os.WriteFile(filepath.Join(c.out, "meta.json"), append(mb, '\n'), 0o644); err != nil {
