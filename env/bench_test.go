@@ -68,6 +68,9 @@ func BenchmarkVecStep(b *testing.B) {
 	b.Run("players=4/learner=0/opponent=random", func(b *testing.B) {
 		benchVec(b, env.VecConfig{Params: env.Params{Players: 4}, NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random"})
 	})
+	b.Run("players=4/learner=0/opponents=heuristic,random,heuristic", func(b *testing.B) {
+		benchVec(b, env.VecConfig{Params: env.Params{Players: 4}, NumEnvs: n, Seed: 1, Opponents: []string{"", "heuristic", "random", "heuristic"}})
+	})
 }
 
 func benchVec(b *testing.B, cfg env.VecConfig) {

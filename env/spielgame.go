@@ -105,10 +105,24 @@ func (g *SpielGame) DeserializeState(text string) (spiel.State, error) {
 
 // NewVec implements spiel.Vectorizer with VecEnv, this game's kernel.
 func (g *SpielGame) NewVec(cfg spiel.VecConfig) (spiel.Vec, error) {
-	vc := VecConfig{Params: g.G.params, NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: cfg.LearnerSeats,
-		Opponent: cfg.Opponent, Reward: RewardMode(cfg.Reward), Workers: cfg.Workers, Packed: cfg.Packed}
-	if _, err := cfg.Check(g.G.params.Players); err != nil {
+	seats, err := cfg.Check(g.G.params.Players)
+	if err != nil {
 		return nil, err
+	}
+	vc := VecConfig{Params: g.G.params, NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: seats,
+		Opponent: cfg.Opponent, Opponents: cfg.Opponents, Reward: RewardMode(cfg.Reward), Workers: cfg.Workers, Packed: cfg.Packed}
+	if cfg.Bots != nil {
+		vc.Bots = make([]Bot, len(cfg.Bots))
+		for s, b := range cfg.Bots {
+			if b == nil {
+				continue
+			}
+			cb, ok := b.(CardBot)
+			if !ok {
+				return nil, &spiel.ConfigError{Field: "opponents", Value: cfg.Opponents[s], Reason: "not a bot of " + GameName}
+			}
+			vc.Bots[s] = cb.B
+		}
 	}
 	if cfg.Bot != nil {
 		cb, ok := cfg.Bot.(CardBot)

@@ -52,7 +52,11 @@ type VecConfig struct {
 	// Opponent plays the non-learner seats ("random", "heuristic" or any
 	// registered bot); required when LearnerSeats leaves seats over.
 	Opponent string
-	Reward   RewardMode
+	// Opponents, instead of Opponent, names a bot per seat: "" on learner
+	// seats (a table of different bots). With no LearnerSeats, the seats
+	// whose entry is "" are the learner seats.
+	Opponents []string
+	Reward    RewardMode
 	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
 	Workers int
 	// Packed has the workers write the observation in its bit-packed
@@ -63,8 +67,10 @@ type VecConfig struct {
 
 	// Bot, when set, plays the opponent seats (Opponent is then only its
 	// name); otherwise Opponent names one of this package's bots (NewBot).
-	// A server passes the bot its game registry made.
-	Bot Bot
+	// A server passes the bot its game registry made. Bots, when set, are
+	// the bots of Opponents, one per seat (nil on learner seats), likewise.
+	Bot  Bot
+	Bots []Bot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -80,7 +86,7 @@ type VecEnv struct {
 	layout  obs.Layout
 	n, p    int
 	learner [MaxPlayers]bool
-	bot     Bot
+	bots    [MaxPlayers]Bot // per seat, nil on learner seats
 
 	states []State
 	botRNG []RNG
@@ -142,40 +148,68 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 		return nil, fmt.Errorf("num_envs = %d: must be 1..%d", cfg.NumEnvs, MaxNumEnvs)
 	}
 	v := &VecEnv{cfg: cfg, game: g, layout: g.layout, n: cfg.NumEnvs, p: p}
-	if len(cfg.LearnerSeats) == 0 {
-		for s := range p {
-			v.learner[s] = true
+	var seats []int
+	for _, s := range cfg.LearnerSeats {
+		if s < 0 || s >= p {
+			return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
 		}
-		v.cfg.LearnerSeats = nil
-	} else {
-		for _, s := range cfg.LearnerSeats {
-			if s < 0 || s >= p {
-				return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
-			}
-			if v.learner[s] {
-				return nil, fmt.Errorf("learner seat %d given twice", s)
-			}
-			v.learner[s] = true
+		if slices.Contains(seats, s) {
+			return nil, fmt.Errorf("learner seat %d given twice", s)
 		}
-		v.cfg.LearnerSeats = slices.Sorted(slices.Values(cfg.LearnerSeats))
+		seats = append(seats, s)
 	}
-	if len(v.cfg.LearnerSeats) > 0 && len(v.cfg.LearnerSeats) < p {
-		if cfg.Opponent == "" {
-			return nil, errors.New("opponent: required when learner_seats leaves seats to play")
+	slices.Sort(seats)
+	if cfg.Opponents != nil {
+		if cfg.Opponent != "" || cfg.Bot != nil {
+			return nil, errors.New("opponents: give opponent (one bot for every other seat) or opponents (a bot per seat), not both")
+		}
+		if seats, err = spiel.CheckOpponents(p, seats, cfg.Opponents); err != nil {
+			return nil, err
+		}
+	}
+	if len(seats) == p {
+		seats = nil
+	}
+	v.cfg.LearnerSeats = seats
+	for s := range p {
+		v.learner[s] = len(seats) == 0 || slices.Contains(seats, s)
+	}
+	if len(seats) > 0 && cfg.Opponents == nil && cfg.Opponent == "" && cfg.Bot == nil {
+		return nil, errors.New("opponent: required when learner_seats leaves seats to play")
+	}
+	if cfg.Bot == nil && cfg.Opponent != "" {
+		if cfg.Bot, err = NewBot(cfg.Opponent); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Bot != nil {
-		v.bot = cfg.Bot
-		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
+		if err := checkBot(cfg.Opponent, cfg.Bot, g); err != nil {
 			return nil, err
 		}
-	} else if cfg.Opponent != "" {
-		if v.bot, err = NewBot(cfg.Opponent); err != nil {
+	}
+	if cfg.Bots != nil && len(cfg.Bots) != len(cfg.Opponents) {
+		return nil, fmt.Errorf("opponents: %d bots for %d names", len(cfg.Bots), len(cfg.Opponents))
+	}
+	for s := range p {
+		if v.learner[s] {
+			continue
+		}
+		name, b := cfg.Opponent, cfg.Bot
+		if cfg.Opponents != nil {
+			name, b = cfg.Opponents[s], nil
+			if cfg.Bots != nil {
+				b = cfg.Bots[s]
+			}
+		}
+		if b == nil {
+			if b, err = NewBot(name); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkBot(name, b, g); err != nil {
 			return nil, err
 		}
-		if err := checkBot(cfg.Opponent, v.bot, g); err != nil {
-			return nil, err
-		}
+		v.bots[s] = b
 	}
 	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
 		return nil, fmt.Errorf("reward mode %d unknown", cfg.Reward)
@@ -436,7 +470,7 @@ func (v *VecEnv) stepEnv(i int) {
 func (v *VecEnv) playOpponents(i int) {
 	s := &v.states[i]
 	for !v.learner[s.current()] {
-		v.play(i, v.bot.Act(s, &v.botRNG[i]))
+		v.play(i, v.bots[s.current()].Act(s, &v.botRNG[i]))
 	}
 }
 

@@ -594,6 +594,8 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 		{"learners against random opponents, zero-sum", env.VecConfig{Params: env.Params{Players: 6, Deals: 1}, NumEnvs: 128, Workers: 2,
 			LearnerSeats: []int{1, 4}, Opponent: "random", Reward: env.RewardZeroSum}},
 		{"self-play, packed outputs", env.VecConfig{Params: env.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2, Packed: true}},
+		{"a learner against a table of different bots", env.VecConfig{Params: env.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2,
+			Opponents: []string{"heuristic", "", "random", "heuristic", "random"}}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name+" steps with zero heap allocations", func(t *testing.T) {

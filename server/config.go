@@ -56,7 +56,7 @@ type LimitsConfig struct {
 	SweepInterval     time.Duration `mapstructure:"sweep_interval"`       // how often the sweeper looks
 	RetryAfter        time.Duration `mapstructure:"retry_after"`          // Retry-After sent with 429
 	MaxCreateBody     int64         `mapstructure:"max_create_body"`      // bytes of a create-session body
-	MaxSearchEnvs     int           `mapstructure:"max_search_envs"`      // num_envs of a session whose opponent is costly (spiel.Costly: "search")
+	MaxSearchEnvs     int           `mapstructure:"max_search_envs"`      // num_envs of a session with a costly bot (spiel.Costly: "search") on any seat
 	// MaxSearchEnvsTotal bounds the envs played against "search" over all
 	// sessions (the bot thinks for milliseconds a move, on every core).
 	MaxSearchEnvsTotal int `mapstructure:"max_search_envs_total"`

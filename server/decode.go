@@ -280,12 +280,58 @@ type createRequest struct {
 	Seed         Uint         `json:"seed"`
 	LearnerSeats seatList     `json:"learner_seats"`
 	Opponent     string       `json:"opponent"`
-	Reward       string       `json:"reward"`
-	ObsDtype     string       `json:"obs_dtype"`
-	Packing      string       `json:"packing"`
+	// Opponents names a bot per seat, null (or "") on learner seats:
+	// a table of different bots, instead of opponent.
+	Opponents botList `json:"opponents"`
+	Reward    string  `json:"reward"`
+	ObsDtype  string  `json:"obs_dtype"`
+	Packing   string  `json:"packing"`
 	// RequestID makes the create idempotent: a create repeating a live
 	// session's request_id with the same settings answers that session.
 	RequestID *string `json:"request_id"`
+}
+
+// botList is "opponents": a bot name per seat, "" where the list has null
+// (or ""); nil when the field is absent or null.
+type botList []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *botList) UnmarshalJSON(b []byte) error {
+	var xs []*string
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return badBots()
+	}
+	return l.set(xs)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (l *botList) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var xs []*string
+	if err := dec.Decode(&xs); err != nil {
+		return badBots()
+	}
+	return l.set(xs)
+}
+
+func badBots() *Error {
+	e := Errorf(CodeBadRequest, "opponents: want a list with a bot name (a string) for each seat, null for learner seats")
+	e.Details = map[string]any{"field": "opponents"}
+	return e
+}
+
+func (l *botList) set(xs []*string) error {
+	if xs == nil {
+		*l = nil
+		return nil
+	}
+	out := make(botList, len(xs))
+	for i, x := range xs {
+		if x != nil {
+			out[i] = *x
+		}
+	}
+	*l = out
+	return nil
 }
 
 // seatList is a list of seat numbers that refuses null elements (both

@@ -107,7 +107,7 @@ type sessionPlan struct {
 func (s *Server) buildSession(plan sessionPlan) (*session, *Error) {
 	vc := plan.vc
 	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, plan.g, plan.obsDtype, vc.Packed).bytes}
-	if vc.Bot != nil && spiel.IsCostly(vc.Bot) {
+	if costlyBot(vc) != "" {
 		u.search = vc.NumEnvs
 	}
 	if e := s.reg.reserve(u, s.cfg.Limits); e != nil {
@@ -185,6 +185,17 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 	}
 	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
 		Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed}
+	if req.Opponents != nil {
+		if req.Opponent != "" {
+			return plan, field("opponents", fmt.Errorf("opponent %q and opponents: give one bot for every other seat (opponent) or a bot per seat (opponents), not both", req.Opponent))
+		}
+		vc.Opponents = req.Opponents
+		if vc.Bots, err = s.games.NewSeatBots(g, vc.Opponents); err != nil {
+			e := engineError(err)
+			e.Details["bots"] = s.games.Bots(typ.Name)
+			return plan, e
+		}
+	}
 	if req.Opponent != "" {
 		if vc.Bot, err = s.games.NewBot(g, req.Opponent); err != nil {
 			e := engineError(err)
@@ -193,15 +204,15 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 			return plan, e
 		}
 	}
-	// The engine's own checks (seats, opponent) before the server's caps,
+	// The engine's own checks (seats, opponents) before the server's caps,
 	// so a request wrong in both names the field.
 	if _, err := vc.Check(g.NumPlayers()); err != nil {
 		return plan, engineError(err)
 	}
 	// A costly bot (search) thinks for milliseconds a move: a large batch
 	// of it would hold a step for minutes.
-	if max := s.cfg.Limits.MaxSearchEnvs; vc.Bot != nil && spiel.IsCostly(vc.Bot) && n > max {
-		return plan, field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the %s opponent (limits.max_search_envs)", n, max, req.Opponent))
+	if costly := costlyBot(vc); costly != "" && n > s.cfg.Limits.MaxSearchEnvs {
+		return plan, field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the %s opponent (limits.max_search_envs)", n, s.cfg.Limits.MaxSearchEnvs, costly))
 	}
 	cost := costOf(n, g, obsDtype, packed)
 	if cost.maxBlob > math.MaxUint32 {
@@ -215,6 +226,21 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 		return plan, e
 	}
 	return sessionPlan{g: g, vc: vc, obsDtype: obsDtype}, nil
+}
+
+// costlyBot names a costly bot (search) that plays a seat of vc's envs, or
+// is "". An env with any such seat counts once against the search caps,
+// however many of its seats the bot plays (as with one opponent).
+func costlyBot(vc spiel.VecConfig) string {
+	if vc.Bot != nil && spiel.IsCostly(vc.Bot) {
+		return vc.Opponent
+	}
+	for s, b := range vc.Bots {
+		if b != nil && spiel.IsCostly(b) {
+			return vc.Opponents[s]
+		}
+	}
+	return ""
 }
 
 // engineError maps the engine's typed errors to the wire, once: a

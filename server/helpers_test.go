@@ -225,6 +225,7 @@ type spec struct {
 	NumActions   int           `json:"num_actions"`
 	LearnerSeats []int         `json:"learner_seats"`
 	Opponent     string        `json:"opponent"`
+	Opponents    []*string     `json:"opponents"`
 	Reward       string        `json:"reward"`
 	Seed         uint64        `json:"seed"`
 	Game         wire.GameSpec `json:"game"`

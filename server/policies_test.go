@@ -222,6 +222,22 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		}
 	})
 
+	t.Run("a table of the policy and other bots", func(t *testing.T) {
+		cr := c.create(map[string]any{"game": map[string]any{"players": 4, "deals": 1}, "num_envs": 4, "seed": 2,
+			"opponents": []any{"policy:parity", nil, "heuristic", "random"}})
+		require.Equal(t, []int{1}, cr.Spec.LearnerSeats)
+		b := c.reset(cr.Session, map[string]any{})
+		for range 40 {
+			for _, p := range b.Player.Data {
+				require.Equal(t, byte(1), p, "only the learner seat is ever to act")
+			}
+			b = c.step(cr.Session, legalActions(b.Mask.Data, 4, func(i, k int) int { return 0 }))
+		}
+		a := c.do("POST", "/v1/sessions", ctJSON, js(t, map[string]any{"game": map[string]any{"players": 5}, "opponents": []any{nil, "policy:parity", "random", "random", "random"}}))
+		e := requireError(t, a, 400, "bad_request")
+		require.Contains(t, e.Error.Message, "seat 1")
+	})
+
 	t.Run("a session of another player count cannot use it", func(t *testing.T) {
 		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"game": map[string]any{"players": 5}, "num_envs": 2, "learner_seats": []int{0}, "opponent": "policy:parity"}))
 		requireError(t, a, 400, "bad_request")

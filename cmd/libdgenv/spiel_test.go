@@ -163,6 +163,20 @@ func TestVecEnvRefusesBadConfigsAndCopiesItsBuffers(t *testing.T) {
 			t.Errorf("newVecEnv(%s) = %v, want a bad_request", cfg, err)
 		}
 	}
+	for _, cfg := range []string{`{"opponents":[null,"random","random"]}`, `{"opponents":[null,"random","nobody","random"]}`,
+		`{"opponent":"random","opponents":[null,"random","random","random"]}`, `{"learner_seats":[1],"opponents":[null,"random","random","random"]}`} {
+		if _, err := newVecEnv([]byte(cfg)); err == nil || err.Code != "bad_request" || err.Details["field"] != "opponents" {
+			t.Errorf("newVecEnv(%s) = %v, want a bad_request of field opponents", cfg, err)
+		}
+	}
+	table, err := newVecEnv([]byte(`{"num_envs":4,"seed":3,"opponents":[null,"heuristic",null,"random"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := table.spec.LearnerSeats; !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("a table of bots: learner seats %v, want [0 2]", got)
+	}
+	table.close()
 	e, err := newVecEnv([]byte(`{"num_envs":8,"seed":3,"game":{"players":5}}`))
 	if err != nil {
 		t.Fatal(err)

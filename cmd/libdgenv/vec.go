@@ -41,6 +41,7 @@ type vecRequest struct {
 	Seed         *uint64        `json:"seed"`
 	LearnerSeats []int          `json:"learner_seats"`
 	Opponent     string         `json:"opponent"`
+	Opponents    []*string      `json:"opponents"` // a bot per seat, null on learner seats
 	Reward       string         `json:"reward"`
 	Packing      string         `json:"packing"`
 	Workers      int            `json:"workers"`
@@ -166,6 +167,22 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	}
 	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
 		Reward: mode, Workers: req.Workers, Packed: packed}
+	if req.Opponents != nil {
+		if req.Opponent != "" {
+			return nil, badRequest("opponents", "opponent %q and opponents: give one bot for every other seat (opponent) or a bot per seat (opponents), not both", req.Opponent)
+		}
+		vc.Opponents = make([]string, len(req.Opponents))
+		for s, name := range req.Opponents {
+			if name != nil {
+				vc.Opponents[s] = *name
+			}
+		}
+		if vc.Bots, err = reg.NewSeatBots(g, vc.Opponents); err != nil {
+			e := engineError(err)
+			e.Details["bots"] = reg.Bots(typ.Name)
+			return nil, e
+		}
+	}
 	if req.Opponent != "" {
 		if vc.Bot, err = reg.NewBot(g, req.Opponent); err != nil {
 			e := engineError(err)

@@ -3,6 +3,8 @@ package games_test
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -120,6 +122,60 @@ func TestPlayMatchOfAnyGame(t *testing.T) {
 	}
 	if _, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 1}); err == nil {
 		t.Fatal("the card game's search bot played the duel")
+	}
+}
+
+// Per-seat opponents (VecConfig.Opponents and Bots, made by the registry)
+// through spiel.NewVec, for every game: the generic Vec and the card
+// game's kernel. Steps allocate nothing; wrong lists name "opponents".
+func TestVecOfEveryGameWithPerSeatOpponents(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		typ, _ := reg.Lookup(name)
+		g, _ := typ.Default()
+		p := g.NumPlayers()
+		opponents := make([]string, p)
+		for s := 1; s < p; s++ {
+			opponents[s] = "random"
+		}
+		bots, err := reg.NewSeatBots(g, opponents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := spiel.VecConfig{NumEnvs: 8, Seed: 1, Opponents: opponents, Bots: bots, Workers: 1}
+		if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
+			t.Errorf("%s: %v allocs per step", name, a)
+		}
+		v, err := spiel.NewVec(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.LearnerSeats(); !reflect.DeepEqual(got, []int{0}) {
+			t.Errorf("%s: LearnerSeats() = %v, want [0]", name, got)
+		}
+		for i, pl := range v.Player() {
+			if pl != 0 {
+				t.Errorf("%s: env %d: seat %d to act, want the learner 0", name, i, pl)
+			}
+		}
+		v.Close()
+		one, _ := reg.NewBot(g, "random")
+		wrong := map[string]spiel.VecConfig{
+			"a short list":             {NumEnvs: 1, Opponents: opponents[1:], Bots: bots[1:]},
+			"both opponent and a list": {NumEnvs: 1, Opponent: "random", Bot: one, Opponents: opponents, Bots: bots},
+			"a bot on a learner seat":  {NumEnvs: 1, LearnerSeats: []int{0, 1}, Opponents: opponents, Bots: bots},
+			"a bot on every seat":      {NumEnvs: 1, Opponents: slices.Repeat([]string{"random"}, p), Bots: slices.Repeat([]spiel.Bot{one}, p)},
+		}
+		for what, c := range wrong {
+			_, err := spiel.NewVec(g, c)
+			var ce *spiel.ConfigError
+			if !errors.As(err, &ce) || ce.Field != "opponents" {
+				t.Errorf("%s, %s: error = %v, want a ConfigError of field opponents", name, what, err)
+			}
+		}
+		if _, err := reg.NewSeatBots(g, []string{"", "grandmaster"}); err == nil || !strings.Contains(err.Error(), "seat 1") {
+			t.Errorf("%s: NewSeatBots with an unknown bot: error = %v, want one naming seat 1", name, err)
+		}
 	}
 }
 

@@ -159,3 +159,28 @@ func (r *Registry) NewBot(g Game, name string) (Bot, error) {
 	}
 	return b, nil
 }
+
+// NewSeatBots makes the bot of each seat named in opponents (nil where the
+// name is "", a learner seat) for game g: VecConfig.Bots. An error names
+// the field "opponents" and the seat.
+func (r *Registry) NewSeatBots(g Game, opponents []string) ([]Bot, error) {
+	if opponents == nil {
+		return nil, nil
+	}
+	bots := make([]Bot, len(opponents))
+	for s, name := range opponents {
+		if name == "" {
+			continue
+		}
+		b, err := r.NewBot(g, name)
+		if err != nil {
+			reason := fmt.Sprintf("seat %d: %v", s, err)
+			if ub, ok := err.(*UnknownBotError); ok {
+				reason = fmt.Sprintf("seat %d: unknown bot for %s (known: %s)", s, ub.Game, strings.Join(ub.Known, ", "))
+			}
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", name), reason}
+		}
+		bots[s] = b
+	}
+	return bots, nil
+}

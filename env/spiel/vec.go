@@ -69,9 +69,15 @@ type VecConfig struct {
 	// bot itself, made by the registry.
 	Opponent string
 	Bot      Bot
-	Reward   RewardMode
-	Workers  int // 0: GOMAXPROCS (a game's own kernel may use them)
-	Packed   bool
+	// Opponents, instead of Opponent, names a bot per seat: "" on learner
+	// seats (a table of different bots). Bots are those bots, nil on
+	// learner seats (Registry.SeatBots makes them). With no LearnerSeats,
+	// the seats whose entry is "" are the learner seats.
+	Opponents []string
+	Bots      []Bot
+	Reward    RewardMode
+	Workers   int // 0: GOMAXPROCS (a game's own kernel may use them)
+	Packed    bool
 }
 
 // Check validates the parts of cfg every Vec shares, for a game of p
@@ -91,16 +97,91 @@ func (cfg *VecConfig) Check(p int) ([]int, error) {
 		seen[s] = true
 	}
 	seats := slices.Sorted(slices.Values(cfg.LearnerSeats))
+	if cfg.Opponents != nil || cfg.Bots != nil {
+		if cfg.Opponent != "" || cfg.Bot != nil {
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", cfg.Opponents), "give opponent (one bot for every other seat) or opponents (a bot per seat), not both"}
+		}
+		var err error
+		if seats, err = CheckOpponents(p, seats, cfg.Opponents); err != nil {
+			return nil, err
+		}
+		if len(cfg.Bots) != p {
+			return nil, &ConfigError{"opponents", len(cfg.Bots), fmt.Sprintf("%d bots made for %d seats", len(cfg.Bots), p)}
+		}
+		for s, b := range cfg.Bots {
+			if (b == nil) != (cfg.Opponents[s] == "") {
+				return nil, &ConfigError{"opponents", cfg.Opponents[s], fmt.Sprintf("seat %d: the bot made does not match its name", s)}
+			}
+		}
+		return seats, cfg.checkReward()
+	}
 	if len(seats) == p {
 		seats = nil
 	}
 	if len(seats) > 0 && cfg.Bot == nil {
 		return nil, &ConfigError{"opponent", cfg.Opponent, "required when learner_seats leaves seats to play"}
 	}
+	return seats, cfg.checkReward()
+}
+
+func (cfg *VecConfig) checkReward() error {
 	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
-		return nil, &ConfigError{"reward", int(cfg.Reward), "unknown reward mode"}
+		return &ConfigError{"reward", int(cfg.Reward), "unknown reward mode"}
+	}
+	return nil
+}
+
+// CheckOpponents checks a per-seat list of bot names (opponents: "" on
+// learner seats) for a game of p seats against the learner seats given
+// (ascending, each 0..p-1 once; empty: the seats whose entry is ""), and
+// returns the learner seats (nil for all). The one rule for every Vec.
+func CheckOpponents(p int, seats []int, opponents []string) ([]int, error) {
+	if len(opponents) != p {
+		return nil, &ConfigError{"opponents", len(opponents), fmt.Sprintf("want a list of %d entries, one per seat (null or \"\" for learner seats)", p)}
+	}
+	if len(seats) == 0 {
+		for s, name := range opponents {
+			if name == "" {
+				seats = append(seats, s)
+			}
+		}
+		if len(seats) == 0 {
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", opponents), "every seat has a bot: leave at least one entry null for the caller to play"}
+		}
+	}
+	var learner [64]bool
+	for _, s := range seats {
+		learner[s] = true
+	}
+	for s, name := range opponents {
+		switch {
+		case learner[s] && name != "":
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", name), fmt.Sprintf("seat %d is a learner seat: its entry must be null", s)}
+		case !learner[s] && name == "":
+			return nil, &ConfigError{"opponents", "null", fmt.Sprintf("seat %d is not a learner seat: name the bot that plays it", s)}
+		}
+	}
+	if len(seats) == p {
+		seats = nil
 	}
 	return seats, nil
+}
+
+// SeatBots returns the bot of each seat (nil for learner seats) of a Vec
+// of p seats built with cfg, after Check: Bots, or Bot on every seat
+// that is not a learner seat.
+func (cfg *VecConfig) SeatBots(p int, learner []bool) []Bot {
+	bots := make([]Bot, p)
+	for s := range p {
+		switch {
+		case learner[s]:
+		case cfg.Bots != nil:
+			bots[s] = cfg.Bots[s]
+		default:
+			bots[s] = cfg.Bot
+		}
+	}
+	return bots
 }
 
 // Vec steps N games at once into preallocated structure-of-arrays buffers
@@ -194,6 +275,7 @@ type genericVec struct {
 	g                     Game
 	n, p, a, d            int
 	learner               []bool
+	bots                  []Bot // per seat, nil for learner seats
 	seats                 []int
 	cfg                   VecConfig
 	cur, prev             []State
@@ -234,6 +316,7 @@ func newGenericVec(g Game, cfg VecConfig) (Vec, error) {
 			v.seats = append(v.seats, s)
 		}
 	}
+	v.bots = cfg.SeatBots(p, v.learner)
 	if cfg.Packed {
 		v.packing = g.Observation().Packing()
 		v.bits = make([]uint8, n*v.packing.Bytes)
@@ -375,7 +458,7 @@ func (v *genericVec) Step(actions []int32) error {
 
 func (v *genericVec) playOpponents(i int) {
 	for s := v.cur[i]; !s.IsTerminal() && !v.learner[s.CurrentPlayer()]; s = v.cur[i] {
-		v.play(i, v.cfg.Bot.Act(s, &v.rng[i]))
+		v.play(i, v.bots[s.CurrentPlayer()].Act(s, &v.rng[i]))
 	}
 }
 

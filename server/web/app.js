@@ -2,7 +2,7 @@
 // watch finished games. Plain JavaScript modules with no build step (see
 // docs/web.md). Everything goes through the public API (api.js), through a
 // session like any other client's: the human seats are the session's
-// learner seats, the bots its opponent, num_envs 1.
+// learner seats, each bot seat's bot named in its opponents, num_envs 1.
 
 import { Api, ApiError } from './api.js';
 import {
@@ -15,8 +15,11 @@ const $ = (id) => document.getElementById(id);
 const api = new Api();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// The bots every server has (env.BotNames); trained policies come from
-// GET /v1/policies.
+// The bots are those the server offers for the card game (GET /v1/games);
+// these are described, and listed first. A bot of a trained policy
+// (policy:<name>, search:policy:<name>) is offered for the player count of
+// its policy (GET /v1/policies).
+const GAME = 'david_goliath';
 const BUILTIN_BOTS = [
   { bot: 'heuristic', label: 'heuristic (rules of thumb)' },
   { bot: 'search', label: 'search (looks ahead)' },
@@ -24,10 +27,14 @@ const BUILTIN_BOTS = [
 ];
 
 const SETUP_KEY = 'dgenv-setup';
+const YOU = 'you'; // a seat's choice: a person at this screen, or a bot's name
+const MAX_SEATS = 6;
 
 const st = {
   policies: [], // GET /v1/policies
-  humans: new Set([0]), // seats the person plays
+  bots: BUILTIN_BOTS.map((b) => b.bot), // GET /v1/games: the card game's bots
+  connected: false, // the policies are known
+  seats: [YOU, 'heuristic', 'heuristic', 'heuristic', 'heuristic', 'heuristic'], // each seat's choice: YOU or a bot
   session: null, // { id, setup }
   batch: null, // the last reset/step answer, decoded
   game: null, // the game record the table follows
@@ -238,16 +245,17 @@ function renderLog(ol, v, names, P) {
 
 function readSetup() {
   const players = Number($('players').value);
-  const humans = [...st.humans].filter((s) => s < players).sort((a, b) => a - b);
-  return { players, deals: Number($('deals').value), humans, bot: $('bot').value };
+  const seats = st.seats.slice(0, players);
+  const humans = [];
+  seats.forEach((c, s) => { if (c === YOU) humans.push(s); });
+  return { players, deals: Number($('deals').value), seats, humans };
 }
 
-const sameSetup = (a, b) => a && b && a.players === b.players && a.deals === b.deals && a.bot === b.bot &&
-  a.humans.join() === b.humans.join();
+const sameSetup = (a, b) => a && b && a.players === b.players && a.deals === b.deals && a.seats.join() === b.seats.join();
 
 function saveSetup() {
   const s = readSetup();
-  localStorage.setItem(SETUP_KEY, JSON.stringify({ ...s, pace: Number($('pace').value) }));
+  localStorage.setItem(SETUP_KEY, JSON.stringify({ players: s.players, deals: s.deals, seats: st.seats, pace: Number($('pace').value) }));
 }
 
 function loadSetup() {
@@ -260,9 +268,13 @@ function loadSetup() {
   const players = [3, 4, 5, 6].includes(s.players) ? s.players : 4;
   $('players').value = String(players);
   fillDeals(players, s.deals);
-  if (Array.isArray(s.humans)) st.humans = new Set(s.humans.filter((x) => Number.isInteger(x) && x >= 0 && x < 6));
+  if (Array.isArray(s.seats) && s.seats.length === MAX_SEATS && s.seats.every((c) => typeof c === 'string' && c)) {
+    st.seats = s.seats.slice();
+  } else if (Array.isArray(s.humans)) { // the setup of an older page: people's seats and one bot
+    const bot = typeof s.bot === 'string' && s.bot ? s.bot : 'heuristic';
+    st.seats = Array.from({ length: MAX_SEATS }, (_, x) => (s.humans.includes(x) ? YOU : bot));
+  }
   if (Number.isInteger(s.pace) && s.pace >= 0 && s.pace <= 2000) $('pace').value = String(s.pace);
-  st.savedBot = s.bot;
 }
 
 function fillDeals(players, want) {
@@ -272,37 +284,45 @@ function fillDeals(players, want) {
   sel.value = String(Number.isInteger(want) && want >= 1 && want <= 12 ? want : players);
 }
 
-function fillBots() {
-  const players = Number($('players').value);
-  const sel = $('bot');
-  const keep = sel.value || st.savedBot;
-  sel.replaceChildren();
-  for (const b of BUILTIN_BOTS) sel.append(el('option', { value: b.bot, text: b.label }));
-  for (const p of st.policies) {
-    const ok = p.game.players === players;
-    sel.append(el('option', { value: p.bot, disabled: !ok, text: `${p.bot}${ok ? '' : ` (trained for ${p.game.players} players)`}` }));
-  }
-  const opt = [...sel.options].find((o) => o.value === keep && !o.disabled);
-  sel.value = opt ? keep : 'heuristic';
-  summarise();
+// botsFor lists the server's bots of the card game, the described ones
+// first; a policy's bot is offered (not disabled) only for a table of its
+// policy's player count.
+function botsFor(players) {
+  const rank = (b) => { const i = BUILTIN_BOTS.findIndex((x) => x.bot === b); return i < 0 ? BUILTIN_BOTS.length : i; };
+  const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  const names = [...st.bots].sort((a, b) => rank(a) - rank(b) || byName(a, b));
+  return names.map((b) => {
+    const builtin = BUILTIN_BOTS.find((x) => x.bot === b);
+    const m = /(?:^|:)policy:(.+)$/.exec(b);
+    const pol = m && st.policies.find((p) => p.name === m[1]);
+    const ok = !pol || pol.game.players === players;
+    return { value: b, ok, text: builtin ? builtin.label : `${b}${ok ? '' : ` (${pol.game.players} players)`}` };
+  });
 }
 
+// fillSeats draws one choice per seat: "you" or a bot. A seat whose bot
+// cannot play this player count (a policy of another) falls back to
+// heuristic.
 function fillSeats() {
   const players = Number($('players').value);
+  const bots = botsFor(players);
   const box = $('seats');
-  box.querySelectorAll('button').forEach((b) => b.remove());
+  box.querySelectorAll('label').forEach((b) => b.remove());
   for (let s = 0; s < players; s++) {
-    const human = st.humans.has(s);
-    box.append(el('button', {
-      type: 'button', class: `seat-toggle${human ? ' human' : ''}`, 'data-seat': String(s), 'aria-pressed': human ? 'true' : 'false',
-      text: `Seat ${s}: ${human ? 'you' : 'bot'}`,
-      onclick: () => {
-        if (st.humans.has(s)) st.humans.delete(s);
-        else st.humans.add(s);
-        fillSeats();
-        saveSetup();
-      },
-    }));
+    const known = st.seats[s] === YOU || bots.some((b) => b.ok && b.value === st.seats[s]);
+    // Until GET /v1/policies has answered, a saved policy is kept as it is.
+    if (!known && st.connected) st.seats[s] = 'heuristic';
+    const sel = el('select', { 'data-seat': String(s), 'aria-label': `Seat ${s}` },
+      el('option', { value: YOU, text: 'you' }),
+      bots.map((b) => el('option', { value: b.value, disabled: !b.ok, text: b.text })),
+      !known && !st.connected ? el('option', { value: st.seats[s], text: st.seats[s] }) : null);
+    sel.value = st.seats[s];
+    sel.addEventListener('change', () => {
+      st.seats[s] = sel.value;
+      fillSeats();
+      saveSetup();
+    });
+    box.append(el('label', { class: `seat-choice${st.seats[s] === YOU ? ' human' : ''}`, 'data-seat': String(s) }, `Seat ${s} `, sel));
   }
   const n = readSetup().humans.length;
   $('setup-note').textContent = n === 0
@@ -312,17 +332,34 @@ function fillSeats() {
   summarise();
 }
 
+// setAllBots seats one bot at every seat that is not a person's.
+function setAllBots(bot) {
+  for (let s = 0; s < MAX_SEATS; s++) if (st.seats[s] !== YOU) st.seats[s] = bot;
+  fillSeats();
+  saveSetup();
+}
+
+function fillAllBots() {
+  const sel = $('bot');
+  sel.replaceChildren(el('option', { value: '', text: 'choose…' }),
+    ...botsFor(Number($('players').value)).map((b) => el('option', { value: b.value, disabled: !b.ok, text: b.text })));
+  sel.value = '';
+}
+
 function summarise() {
   const s = readSetup();
   const you = s.humans.length === 1 ? `you: seat ${s.humans[0]}` : `people: seats ${s.humans.join(', ')}`;
-  $('setup-summary').textContent = `${s.players} players · ${s.deals} deal${s.deals === 1 ? '' : 's'} · ${you} · bots: ${s.bot} (open to change, then New game)`;
+  const bots = s.seats.map((c, x) => (c === YOU ? null : `seat ${x} ${c}`)).filter(Boolean);
+  $('setup-summary').textContent = `${s.players} players · ${s.deals} deal${s.deals === 1 ? '' : 's'} · ${you}${bots.length ? ` · bots: ${bots.join(', ')}` : ''} (open to change, then New game)`;
 }
 
-function seatNames(setup) {
+// seatNames labels each seat: "You" (or "Seat s (you)" with several
+// people), else "Seat s (its bot)" from the session's spec.opponents.
+function seatNames(setup, opponents) {
   const names = [];
   for (let s = 0; s < setup.players; s++) {
     if (setup.humans.includes(s)) names.push(setup.humans.length === 1 ? 'You' : `Seat ${s} (you)`);
-    else names.push(`Seat ${s} (${setup.bot.replace(/^policy:/, '')})`);
+    else names.push(`Seat ${s} (${String(opponents[s]).replace(/^policy:/, '')})`);
   }
   return names;
 }
@@ -365,13 +402,13 @@ async function newGame() {
         await api.del(old).catch(() => {}); // gone already (expired) is fine
       }
       const body = { game: { players: setup.players, deals: setup.deals }, num_envs: 1, learner_seats: setup.humans, reward: 'points' };
-      if (setup.humans.length < setup.players) body.opponent = setup.bot;
+      if (setup.humans.length < setup.players) body.opponents = setup.seats.map((c) => (c === YOU ? null : c));
       const ans = await api.post('/v1/sessions', body);
-      st.session = { id: ans.session, setup };
+      st.session = { id: ans.session, setup, opponents: ans.spec.opponents };
       batch = await api.post(sessionPath('/reset'), {});
     }
     if (gen !== st.gen) return;
-    st.names = seatNames(setup);
+    st.names = seatNames(setup, st.session.opponents);
     st.batch = decodeBatch(batch);
     st.game = null;
     st.pos = { deal: 0, n: 0 };
@@ -617,10 +654,10 @@ async function watchSession(id, k, which) {
     }
     game = asGameRecord(game);
     const info = await api.get(`/v1/sessions/${encodeURIComponent(id)}`);
-    const learners = info.spec.learner_seats;
-    const opp = info.spec.opponent;
+    const opponents = info.spec.opponents || [];
+    const bots = opponents.some((o) => o);
     const names = [];
-    for (let s = 0; s < game.game.players; s++) names.push(learners.includes(s) && opp ? `Seat ${s} (client)` : opp ? `Seat ${s} (${opp})` : `Seat ${s}`);
+    for (let s = 0; s < game.game.players; s++) names.push(opponents[s] ? `Seat ${s} (${opponents[s]})` : bots ? `Seat ${s} (client)` : `Seat ${s}`);
     openWatch(game, names, `Session ${id.slice(0, 8)}…, env ${k}, ${where}`);
     setState('watching');
   } catch (e) {
@@ -673,9 +710,14 @@ async function connect() {
   try {
     const ans = await api.get('/v1/policies');
     st.policies = ans.policies || [];
+    const games = await api.get('/v1/games');
+    const game = (games.games || []).find((g) => g.name === GAME);
+    if (game && Array.isArray(game.bots) && game.bots.length) st.bots = game.bots;
+    st.connected = true;
     $('token-form').hidden = true;
     showError('');
-    fillBots();
+    fillAllBots();
+    fillSeats();
     setState('ready');
     $('new-game').focus({ preventScroll: true });
   } catch (e) {
@@ -692,19 +734,19 @@ function init() {
   const ps = $('players');
   for (let p = 3; p <= 6; p++) ps.append(el('option', { value: String(p), text: String(p) }));
   loadSetup();
-  fillBots();
+  fillAllBots();
   fillSeats();
   const paceOut = () => { $('pace-out').textContent = `${(paceMs() / 1000).toFixed(1)} s`; };
   paceOut();
   $('pace').addEventListener('input', () => { paceOut(); saveSetup(); });
   ps.addEventListener('change', () => {
     fillDeals(Number(ps.value));
-    fillBots();
+    fillAllBots();
     fillSeats();
     saveSetup();
   });
   $('deals').addEventListener('change', () => { saveSetup(); summarise(); });
-  $('bot').addEventListener('change', () => { saveSetup(); summarise(); });
+  $('bot').addEventListener('change', (e) => { if (e.target.value) setAllBots(e.target.value); fillAllBots(); });
   $('setup').addEventListener('submit', (e) => {
     e.preventDefault();
     $('hand-area').hidden = false;

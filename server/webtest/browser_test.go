@@ -394,6 +394,18 @@ func setPace(t *testing.T, ctx context.Context, ms int) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("pace").dispatchEvent(new Event("input"))`))
 }
 
+// choose picks value in the select css as a person would (a change event).
+func choose(t *testing.T, ctx context.Context, css, value string) {
+	t.Helper()
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event("change")); })()`, css, value)))
+	if got := js[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).value`, css)); got != value && css != "#bot" { // #bot goes back to "choose…"
+		t.Fatalf("%s: %q chosen, the page shows %q (not offered?)", css, value, got)
+	}
+}
+
+// seatSelect is the setup's choice for seat s.
+func seatSelect(s int) string { return fmt.Sprintf(`#seats select[data-seat="%d"]`, s) }
+
 func ints(t *testing.T, ctx context.Context, expr string) []int {
 	t.Helper()
 	return js[[]int](t, ctx, expr)
@@ -437,25 +449,69 @@ func TestBrowserPlay(t *testing.T) {
 	click(t, ctx, "#token-form button[type=submit]")
 	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
 
-	// The served policy is offered for the player count it was trained for
-	// (4) only.
-	botOptions := func(players string) []string {
-		do(t, ctx, chromedp.SetValue(chromedp.CSS("#players"), players),
-			chromedp.Evaluate[chromedp.Void](`document.getElementById("players").dispatchEvent(new Event("change"))`))
-		return js[[]string](t, ctx, `[...document.querySelectorAll("#bot option:not([disabled])")].map(o => o.value)`)
+	// Each seat offers "you" and every bot; the served policy only for the
+	// player count it was trained for (4).
+	seatOptions := func(players string) []string {
+		choose(t, ctx, "#players", players)
+		return js[[]string](t, ctx, `[...document.querySelectorAll('#seats select[data-seat="1"] option:not([disabled])')].map(o => o.value)`)
 	}
-	requireEqual(t, "bots for 5 players", botOptions("5"), []string{"heuristic", "search", "random"})
-	requireEqual(t, "bots for 4 players", botOptions("4"), []string{"heuristic", "search", "random", "policy:beat-heuristic"})
+	// The server's bots of the card game, a policy's (policy:<name>,
+	// search:policy:<name>) for its player count only.
+	var games struct {
+		Games []struct {
+			Name string   `json:"name"`
+			Bots []string `json:"bots"`
+		} `json:"games"`
+	}
+	ts.api(t, "GET", "/v1/games", nil, &games)
+	var pols struct {
+		Policies []struct {
+			Name string `json:"name"`
+			Game struct {
+				Players int `json:"players"`
+			} `json:"game"`
+		} `json:"policies"`
+	}
+	ts.api(t, "GET", "/v1/policies", nil, &pols)
+	wantChoices := func(players int) []string {
+		var rest []string
+		for _, g := range games.Games {
+			if g.Name != "david_goliath" {
+				continue
+			}
+			for _, b := range g.Bots {
+				name, ok := strings.CutPrefix(strings.TrimPrefix(b, "search:"), "policy:")
+				if !ok {
+					continue
+				}
+				for _, p := range pols.Policies {
+					if p.Name == name && p.Game.Players == players {
+						rest = append(rest, b)
+					}
+				}
+			}
+		}
+		slices.Sort(rest)
+		return append([]string{"you", "heuristic", "search", "random"}, rest...)
+	}
+	requireEqual(t, "seat choices for 5 players", seatOptions("5"), wantChoices(5))
+	four := wantChoices(4)
+	if !slices.Contains(four, "policy:beat-heuristic") || !slices.Contains(four, "search:policy:beat-heuristic") {
+		t.Fatalf("the server offers %v for 4 players, no policy:beat-heuristic and its guided search", four)
+	}
+	requireEqual(t, "seat choices for 4 players", seatOptions("4"), four)
 
-	// 4 players, one deal; you at seat 0, the trained policy at the others;
-	// no delay.
-	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS("#deals"), "2"),
-		chromedp.SetValue(chromedp.CSS("#bot"), "policy:beat-heuristic"))
+	// 4 players, two deals; you at seat 0 against a table of three
+	// different bots: heuristic, random and the trained policy; no delay.
+	choose(t, ctx, "#bot", "random") // every bot seat at once...
+	requireEqual(t, "every bot seat set", js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`), []string{"you", "random", "random", "random"})
+	choose(t, ctx, seatSelect(1), "heuristic") // ...then seat by seat
+	choose(t, ctx, seatSelect(3), "policy:beat-heuristic")
+	do(t, ctx, chromedp.SetValue(chromedp.CSS("#deals"), "2"))
 	setPace(t, ctx, 0)
-	if got := js[[]string](t, ctx, `[...document.querySelectorAll("#seats button")].map(b => b.textContent)`); !slices.Equal(got, []string{"Seat 0: you", "Seat 1: bot", "Seat 2: bot", "Seat 3: bot"}) {
-		t.Fatalf("seat setup: %v", got)
-	}
+	table := []string{"you", "heuristic", "random", "policy:beat-heuristic"}
+	requireEqual(t, "seat setup", js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`), table)
+	screenshot(t, ctx, "play-setup")
 	ts.rec.busyOnce.Store(true)
 	click(t, ctx, "#new-game")
 
@@ -471,6 +527,29 @@ func TestBrowserPlay(t *testing.T) {
 		waitFor(t, ctx, fmt.Sprintf(`(document.body.dataset.state === "your-turn" && document.querySelectorAll("#hand button.card").length === %d) || ["game-over", "error"].includes(document.body.dataset.state)`, inHand))
 		noBanner(t, ctx)
 		sid = js[string](t, ctx, `document.body.dataset.session`)
+		if move == 0 {
+			// The session seats each bot where the page said, and the seat
+			// labels name them.
+			var info struct {
+				Spec struct {
+					LearnerSeats []int     `json:"learner_seats"`
+					Opponents    []*string `json:"opponents"`
+				} `json:"spec"`
+			}
+			ts.api(t, "GET", "/v1/sessions/"+sid, nil, &info)
+			var opp []string
+			for _, o := range info.Spec.Opponents {
+				if o == nil {
+					opp = append(opp, "you")
+				} else {
+					opp = append(opp, *o)
+				}
+			}
+			requireEqual(t, "the session's opponents", opp, table)
+			requireEqual(t, "the session's learner seats", info.Spec.LearnerSeats, []int{0})
+			labels := js[[]string](t, ctx, `[...document.querySelectorAll("#play-seats .seat")].map(e => e.querySelector(".seat-head strong").textContent)`)
+			requireEqual(t, "seat labels", labels, []string{"You", "Seat 1heuristic", "Seat 2random", "Seat 3beat-heuristic"})
+		}
 		ts.api(t, "GET", "/v1/sessions/"+sid+"/envs/0/record", nil, &rec)
 		over := js[string](t, ctx, `document.body.dataset.state`) == "game-over"
 		if prev >= 0 {
@@ -590,7 +669,14 @@ func TestBrowserPlay(t *testing.T) {
 	if js[string](t, ctx, `document.body.dataset.session`) != sid {
 		t.Fatal("new game: the page changed session")
 	}
+	requireEqual(t, "seat setup after a new game", js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`), table)
+	requireEqual(t, "seat labels after a new game", js[[]string](t, ctx, `[...document.querySelectorAll("#play-seats .seat .kind")].map(e => e.textContent)`), []string{"heuristic", "random", "beat-heuristic"})
 	noBanner(t, ctx)
+
+	// The setup is kept in the browser: a reload shows the same table.
+	do(t, ctx, chromedp.Reload())
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	requireEqual(t, "seat setup after a reload", js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`), table)
 }
 
 // finishGame plays a session's env 0 to the end of a game (first legal card
@@ -745,10 +831,10 @@ func TestBrowserPhonePlay(t *testing.T) {
 	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
 	do(t, ctx, chromedp.SetValue(chromedp.CSS("#players"), "5"))
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("players").dispatchEvent(new Event("change"))`))
-	click(t, ctx, `#seats button[data-seat="2"]`) // seat 2 becomes a person too
+	choose(t, ctx, "#bot", "random")
+	choose(t, ctx, seatSelect(2), "you") // seat 2 becomes a person too
 	do(t, ctx,
 		chromedp.SetValue(chromedp.CSS("#deals"), "1"),
-		chromedp.SetValue(chromedp.CSS("#bot"), "random"),
 		chromedp.SetValue(chromedp.CSS("#pace"), "100"))
 	click(t, ctx, "#new-game")
 	for move := 0; move < 6; move++ {
@@ -882,10 +968,10 @@ func TestBrowserSessionExpired(t *testing.T) {
 	ctx := browser(t, 1000, 800)
 	do(t, ctx, chromedp.Navigate(ts.url+"/"))
 	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	choose(t, ctx, "#players", "3")
+	choose(t, ctx, "#bot", "random")
 	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS("#players"), "3"),
 		chromedp.SetValue(chromedp.CSS("#deals"), "1"),
-		chromedp.SetValue(chromedp.CSS("#bot"), "random"),
 		chromedp.SetValue(chromedp.CSS("#pace"), "0"))
 	click(t, ctx, "#new-game")
 	waitFor(t, ctx, `document.body.dataset.state === "your-turn"`)
@@ -916,4 +1002,23 @@ func mustRead(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestBrowserOldSetupIsRead: a setup saved by the page before per-seat
+// bots (people's seats and one bot for the rest) comes back as that table;
+// a saved policy of another player count falls back to heuristic.
+func TestBrowserOldSetupIsRead(t *testing.T) {
+	ts := newTestServer(t, "")
+	ctx := browser(t, 1000, 800)
+	do(t, ctx, chromedp.Navigate(ts.url+"/"))
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	seats := func() []string {
+		return js[[]string](t, ctx, `[...document.querySelectorAll("#seats select")].map(s => s.value)`)
+	}
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("dgenv-setup", JSON.stringify({players: 5, deals: 1, humans: [0, 2], bot: "random", pace: 0}))`), chromedp.Reload())
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	requireEqual(t, "an old setup", seats(), []string{"you", "random", "you", "random", "random"})
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("dgenv-setup", JSON.stringify({players: 5, deals: 1, seats: ["you", "policy:beat-heuristic", "search", "random", "heuristic", "random"]}))`), chromedp.Reload())
+	waitFor(t, ctx, `document.body.dataset.state === "ready"`)
+	requireEqual(t, "a policy of 4 players at a table of 5", seats(), []string{"you", "heuristic", "search", "random", "heuristic"})
 }

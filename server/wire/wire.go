@@ -20,16 +20,19 @@ import (
 
 // Spec describes a session: what the create answer and GET /v1/sessions/{id} carry.
 type Spec struct {
-	NumEnvs      int      `json:"num_envs"`
-	Players      int      `json:"players"`
-	NumActions   int      `json:"num_actions"`
-	LearnerSeats []int    `json:"learner_seats"`
-	Opponent     string   `json:"opponent"`
-	Reward       string   `json:"reward"`
-	Seed         uint64   `json:"seed"`
-	Game         GameSpec `json:"game"`
-	Packing      string   `json:"packing"` // "none" or "bits"
-	Obs          ObsSpec  `json:"obs"`
+	NumEnvs      int    `json:"num_envs"`
+	Players      int    `json:"players"`
+	NumActions   int    `json:"num_actions"`
+	LearnerSeats []int  `json:"learner_seats"`
+	Opponent     string `json:"opponent"`
+	// Opponents is each seat's bot, null on learner seats (with opponent
+	// or with a list of opponents given).
+	Opponents []*string `json:"opponents"`
+	Reward    string    `json:"reward"`
+	Seed      uint64    `json:"seed"`
+	Game      GameSpec  `json:"game"`
+	Packing   string    `json:"packing"` // "none" or "bits"
+	Obs       ObsSpec   `json:"obs"`
 }
 
 // ObsSpec describes the observation tensor.
@@ -177,6 +180,21 @@ func NewSpec(g spiel.Game, v spiel.Vec, vc spiel.VecConfig, obsDtype string) Spe
 		LearnerSeats: v.LearnerSeats(), Opponent: vc.Opponent, Reward: vc.Reward.String(),
 		Seed: vc.Seed, Game: GameOf(g), Packing: PackingNone,
 		Obs: ObsSpec{Shape: []int{l.Size}, Dtype: obsDtype, Sections: Sections(l.Sections)},
+	}
+	learner := make([]bool, spec.Players)
+	seats := v.LearnerSeats()
+	for _, s := range seats {
+		learner[s] = true
+	}
+	spec.Opponents = make([]*string, spec.Players)
+	for s := range spec.Opponents {
+		name := vc.Opponent
+		if vc.Opponents != nil {
+			name = vc.Opponents[s]
+		}
+		if !learner[s] && len(seats) < spec.Players && name != "" {
+			spec.Opponents[s] = &name
+		}
 	}
 	if vc.Packed {
 		p := v.Packing()

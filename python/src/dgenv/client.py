@@ -132,6 +132,7 @@ def create_body(
     deals: Optional[int],
     first_dealer: Optional[int],
     packing: Optional[str],
+    opponents: Optional[Sequence[Optional[str]]] = None,
 ) -> dict[str, Any]:
     """The body of ``POST /v1/sessions`` for make()'s arguments (both transports build it here)."""
     body: dict[str, Any] = {
@@ -145,6 +146,8 @@ def create_body(
         body["learner_seats"] = [int(s) for s in learner_seats]
     if opponent is not None:
         body["opponent"] = opponent
+    if opponents is not None:  # a bot per seat, None on the seats the caller plays
+        body["opponents"] = [o or None for o in opponents]
     if packing is not None:
         body["packing"] = packing
     return body
@@ -233,6 +236,7 @@ class Client:
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         packing: Optional[str] = None,
+        opponents: Optional[Sequence[Optional[str]]] = None,
         recover: Optional[bool] = None,
     ) -> "BatchEnv":
         """Create a session of ``num_envs`` games and return its batch env.
@@ -249,6 +253,10 @@ class Client:
                 them), or ``{"name": name, **params}`` with its parameters;
                 None is the card game (``"david_goliath"``). ``players``,
                 ``deals`` and ``first_dealer`` are added to its parameters.
+            opponents: instead of ``opponent``, a bot per seat and None on the
+                seats the caller plays, e.g. ``[None, "search", "heuristic",
+                "policy:x"]`` (the None seats are the learner seats when
+                ``learner_seats`` is None); ``spec.raw["opponents"]`` reports it.
             deals: deals per game (server default: as many as players).
             first_dealer: seat that deals first (server default 0).
             obs_dtype: dtype observations are returned in (default float32);
@@ -274,7 +282,9 @@ class Client:
                 (the message names it).
             LimitError: the server holds too many sessions.
         """
-        body = create_body(game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing)
+        body = create_body(
+            game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing, opponents
+        )
         ans = self._create(body)
         return BatchEnv(
             self,

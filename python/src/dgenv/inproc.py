@@ -151,6 +151,7 @@ class LocalClient:
         first_dealer: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         packing: Optional[str] = None,
+        opponents: Optional[Sequence[Optional[str]]] = None,
         workers: int = 0,
     ) -> "LocalBatchEnv":
         """Create ``num_envs`` games in this process: :meth:`dgenv.Client.make`'s arguments.
@@ -160,7 +161,9 @@ class LocalClient:
         Raises:
             BadRequest: a parameter is out of range (the message names it).
         """
-        body = create_body(game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing)
+        body = create_body(
+            game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing, opponents
+        )
         body["workers"] = int(workers)
         if seed is not None:
             body["seed"] = _seed(seed)
