@@ -12,6 +12,8 @@ import (
 	"github.com/davidgoliath/dgenv/env/duel"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // The duel through the server of the default registry: nothing in server/
@@ -202,4 +204,58 @@ func TestDuelErrors(t *testing.T) {
 	requireError(t, a, 422, "illegal_action")
 	a = c.do("POST", "/v1/sessions/"+s.Session+"/step", ctJSON, js(t, map[string]any{"actions": []int{117, 0}}))
 	requireError(t, a, 400, "bad_request")
+}
+
+// A packed duel session answers the same batches as a plain one: the
+// packing is the game's layout (its extra spans) and its 117-action mask.
+func TestDuelPackedMatchesPlain(t *testing.T) {
+	c := newClient(t)
+	const n = 6
+	req := map[string]any{"game": map[string]any{"name": "duel"}, "num_envs": n, "seed": 12, "learner_seats": []int{0}, "opponent": "random"}
+	plain := c.create(req)
+	req["packing"] = "bits"
+	a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, req))
+	require.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+	var packed struct {
+		Session string    `json:"session"`
+		Spec    wire.Spec `json:"spec"`
+	}
+	decodeAnswer(t, a, &packed)
+	pk := packed.Spec.Obs.Packed
+	require.NotNil(t, pk)
+	require.Equal(t, (117+7)/8, pk.MaskBytes)
+	require.Equal(t, (461+7)/8, pk.ObsBytes)
+	extra := make([]obs.Span, len(pk.Extra))
+	for i, sp := range pk.Extra {
+		extra[i] = obs.Span{Name: sp.Name, Offset: sp.Offset, Length: sp.Length}
+	}
+	unpack := obs.Packing{Bytes: pk.ObsBytes, Extra: extra, ExtraBytes: pk.ExtraBytes}
+
+	b := c.reset(plain.Session, map[string]any{"seed": 12})
+	pa := c.do("POST", "/v1/sessions/"+packed.Session+"/reset", ctMsgpack, mp(t, map[string]any{"seed": 12}))
+	rng := rand.New(rand.NewPCG(7, 8))
+	ends := 0
+	for step := 0; ends < n; step++ {
+		require.Less(t, step, 20000)
+		require.Equal(t, http.StatusOK, pa.Status, "%s", pa.Body)
+		var pb packedBatch
+		decodeAnswer(t, pa, &pb)
+		require.Nil(t, pb.Obs)
+		o, m := make([]uint8, 461), make([]uint8, 117)
+		for i := range n {
+			unpack.Unpack(o, pb.ObsBits.Data[i*pk.ObsBytes:(i+1)*pk.ObsBytes], pb.ObsExtra.Data[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
+			require.Equal(t, b.Obs.Data[i*461:(i+1)*461], o, "step %d env %d: obs", step, i)
+			obs.UnpackBits(m, pb.MaskBits.Data[i*pk.MaskBytes:(i+1)*pk.MaskBytes])
+			require.Equal(t, b.Mask.Data[i*117:(i+1)*117], m, "step %d env %d: mask", step, i)
+		}
+		require.Equal(t, b.Rewards.Data, pb.Rewards.Data)
+		require.Equal(t, b.Done.Data, pb.Done.Data)
+		require.Equal(t, b.Scores.Data, pb.Scores.Data)
+		for _, d := range b.Done.Data {
+			ends += int(d)
+		}
+		acts := legalActions(b.Mask.Data, n, func(i, k int) int { return rng.IntN(k) })
+		b = c.step(plain.Session, acts)
+		pa = c.do("POST", "/v1/sessions/"+packed.Session+"/step", ctMsgpack, stepBody(t, acts))
+	}
 }
