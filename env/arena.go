@@ -290,6 +290,61 @@ func (r *MatchResult) Summarize() []AgentStats {
 	return out
 }
 
+// SeatStats is one agent position's record from one seat (in the duel,
+// a role: seat 0 Goliath, seat 1 David).
+type SeatStats struct {
+	Agent int    // index into MatchResult.Agents
+	Name  string // its name
+	Seat  int
+	Games int
+	Score Estimate // total per game
+	Wins  int      // games it scored strictly above every other seat
+	Draws int      // games it tied for the best with another seat
+}
+
+// BySeat splits the match by the seat each agent position held, following
+// PlayMatch's rotation (agent i sits at seat (i + k) mod P in game k). It
+// is meaningless for scores not played in that order (such as a CSV of
+// games played elsewhere).
+func (r *MatchResult) BySeat() []SeatStats {
+	p := len(r.Agents)
+	type key struct{ agent, seat int }
+	scores := map[key][]float64{}
+	wins, draws := map[key]int{}, map[key]int{}
+	for k, sc := range r.Scores {
+		best, nBest := math.MinInt, 0
+		for _, x := range sc {
+			best = max(best, x)
+		}
+		for _, x := range sc {
+			if x == best {
+				nBest++
+			}
+		}
+		for i, x := range sc {
+			c := key{i, (i + k) % p}
+			scores[c] = append(scores[c], float64(x))
+			if x == best && nBest == 1 {
+				wins[c]++
+			} else if x == best {
+				draws[c]++
+			}
+		}
+	}
+	var out []SeatStats
+	for i := range p {
+		for seat := range p {
+			c := key{i, seat}
+			if len(scores[c]) == 0 {
+				continue
+			}
+			out = append(out, SeatStats{Agent: i, Name: r.Agents[i], Seat: seat, Games: len(scores[c]),
+				Score: Estimate95(scores[c]), Wins: wins[c], Draws: draws[c]})
+		}
+	}
+	return out
+}
+
 // Ratings fits Bradley-Terry strengths to every pairwise comparison of
 // totals within each game (a tie counts half) and reports them on the Elo
 // scale, the mean rating fixed at 1500. Seats held by the same name are one

@@ -290,11 +290,13 @@ func stepBody(tb testing.TB, actions []int32) []byte {
 	return mp(tb, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{len(actions)}, "data": data}})
 }
 
-// legalActions picks, per env, the k-th legal action (k mod count) from a mask.
+// legalActions picks, per env, the k-th legal action (k mod count) from a
+// mask of n rows (of any game's number of actions).
 func legalActions(mask []byte, n int, pick func(i, count int) int) []int32 {
 	out := make([]int32, n)
+	na := len(mask) / n
 	for i := range n {
-		row := mask[i*env.NumActions : (i+1)*env.NumActions]
+		row := mask[i*na : (i+1)*na]
 		var legal []int32
 		for a, m := range row {
 			if m == 1 {

@@ -39,7 +39,7 @@ const compareSlice = 500 * time.Millisecond
 // inprocRef is the in-process run that -compare measures against: the same
 // loop as -mode inproc (pick random legal actions, step), in slices.
 type inprocRef struct {
-	v       *env.VecEnv
+	v       vec
 	rng     env.RNG
 	actions []int32
 	steps   int64
@@ -47,14 +47,7 @@ type inprocRef struct {
 }
 
 func newInprocRef(c config, seats []int) (*inprocRef, error) {
-	opp := ""
-	if seats != nil {
-		opp = c.opp
-	}
-	v, err := env.NewVecEnv(env.VecConfig{
-		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
-		LearnerSeats: seats, Opponent: opp, Workers: c.workers, Packed: c.packing == "bits",
-	})
+	v, err := newVec(c, seats)
 	if err != nil {
 		return nil, err
 	}
@@ -183,8 +176,8 @@ func runHTTP(c config) error {
 		in := float64(ref.steps) / ref.time.Seconds()
 		extra = fmt.Sprintf(" inproc_steps_per_sec=%.0f http_over_inproc=%.2f", in, rate/in)
 	}
-	fmt.Printf("steps_per_sec=%.0f mode=http format=%s players=%d envs=%d sessions=%d packing=%s seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
-		rate, c.format, c.players, c.envs, k, c.packing, el, len(lat), float64(wire)/float64(steps), pct(0.50), pct(0.99), extra)
+	fmt.Printf("steps_per_sec=%.0f mode=http game=%s format=%s players=%d envs=%d sessions=%d packing=%s seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
+		rate, c.game, c.format, c.playersOf(), c.envs, k, c.packing, el, len(lat), float64(wire)/float64(steps), pct(0.50), pct(0.99), extra)
 	return nil
 }
 
@@ -204,7 +197,11 @@ type benchSession struct {
 // openSession creates a session of n envs (seed c.seed + i) and resets it.
 func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSession, error) {
 	cl := newBenchClient(addr, c.token, c.format == "json")
-	create := map[string]any{"game": map[string]any{"players": c.players}, "num_envs": n, "seed": c.seed + i}
+	game := map[string]any{"players": c.players}
+	if !c.cardGame() {
+		game = map[string]any{"name": c.game}
+	}
+	create := map[string]any{"game": game, "num_envs": n, "seed": c.seed + i}
 	if seats != nil {
 		create["learner_seats"] = seats
 		create["opponent"] = c.opp
@@ -212,6 +209,9 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 	switch c.packing {
 	case "none":
 	case "bits":
+		if !c.cardGame() {
+			return nil, fmt.Errorf("-packing bits: this client unpacks only %s's mask", env.GameName)
+		}
 		if cl.json {
 			return nil, errors.New("-packing bits: use -format msgpack")
 		}

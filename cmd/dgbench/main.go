@@ -3,6 +3,7 @@
 //
 //	dgbench -players 4 -envs 4096 -seconds 5            in-process random legal play
 //	dgbench -mode http -envs 4096 -seconds 5            the same over the batch HTTP API
+//	dgbench -game duel -envs 4096 -seconds 5            another game of the registry
 package main
 
 import (
@@ -14,10 +15,13 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 type config struct {
 	mode     string
+	game     string // a game of games.Default(); the card game takes -players
 	players  int
 	envs     int
 	seconds  float64
@@ -39,7 +43,8 @@ var modes = map[string]func(config) error{"inproc": runInProc}
 func main() {
 	var c config
 	flag.StringVar(&c.mode, "mode", "inproc", "what to measure: inproc (engine in this process) or http")
-	flag.IntVar(&c.players, "players", 4, "players per game (3..6)")
+	flag.StringVar(&c.game, "game", env.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (-players is the card game's)")
+	flag.IntVar(&c.players, "players", 4, "players per game (3..6; the card game only)")
 	flag.IntVar(&c.envs, "envs", 4096, "games stepped at once")
 	flag.Float64Var(&c.seconds, "seconds", 5, "how long to measure")
 	flag.IntVar(&c.workers, "workers", 0, "goroutines stepping the batch (0 = GOMAXPROCS)")
@@ -96,10 +101,12 @@ func (c config) seats() ([]int, error) {
 	return seats, nil
 }
 
-// pickActions chooses a uniform legal action per env from the masks.
+// pickActions chooses a uniform legal action per env from the masks (rows
+// of any game's number of actions).
 func pickActions(mask []uint8, actions []int32, rng *env.RNG) {
+	na := len(mask) / len(actions)
 	for i := range actions {
-		row := mask[i*env.NumActions : (i+1)*env.NumActions]
+		row := mask[i*na : (i+1)*na]
 		n := 0
 		for _, m := range row {
 			n += int(m)
@@ -122,10 +129,7 @@ func runInProc(c config) error {
 	if err != nil {
 		return err
 	}
-	v, err := env.NewVecEnv(env.VecConfig{
-		Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
-		LearnerSeats: seats, Opponent: c.opp, Workers: c.workers, Packed: c.packing == "bits",
-	})
+	v, err := newVec(c, seats)
 	if err != nil {
 		return err
 	}
@@ -148,7 +152,67 @@ func runInProc(c config) error {
 		steps += int64(c.envs)
 	}
 	el := time.Since(start).Seconds()
-	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc players=%d envs=%d packing=%s seconds=%.1f\n",
-		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.players, c.envs, c.packing, el)
+	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc game=%s players=%d envs=%d packing=%s seconds=%.1f\n",
+		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.game, c.playersOf(), c.envs, c.packing, el)
 	return nil
 }
+
+// vec is what the benchmark steps: the card game's VecEnv or any game's spiel.Vec.
+type vec interface {
+	Mask() []uint8
+	Step(actions []int32) error
+	Close()
+}
+
+// newVec builds the batch of c.game: the card game's own VecEnv (with
+// -players), any other game of the registry through spiel.NewVec with its
+// registered bot as the opponent.
+func newVec(c config, seats []int) (vec, error) {
+	opp := ""
+	if seats != nil {
+		opp = c.opp
+	}
+	if c.cardGame() {
+		return env.NewVecEnv(env.VecConfig{
+			Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
+			LearnerSeats: seats, Opponent: opp, Workers: c.workers, Packed: c.packing == "bits",
+		})
+	}
+	reg := games.Default()
+	typ, err := reg.Lookup(c.game)
+	if err != nil {
+		return nil, err
+	}
+	g, err := typ.New(map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := spiel.VecConfig{NumEnvs: c.envs, Seed: c.seed, LearnerSeats: seats, Opponent: opp,
+		Workers: c.workers, Packed: c.packing == "bits"}
+	if opp != "" {
+		if cfg.Bot, err = reg.NewBot(g, opp); err != nil {
+			return nil, err
+		}
+	}
+	v, err := spiel.NewVec(g, cfg)
+	if err != nil {
+		return nil, err
+	}
+	v.Reset(c.seed)
+	return v, nil
+}
+
+// playersOf is the seat count to report: -players for the card game, the
+// game's own otherwise.
+func (c config) playersOf() int {
+	if c.cardGame() {
+		return c.players
+	}
+	if typ, err := games.Default().Lookup(c.game); err == nil && len(typ.Players) == 1 {
+		return typ.Players[0]
+	}
+	return 0
+}
+
+// cardGame says whether c benchmarks the card game (the default).
+func (c config) cardGame() bool { return c.game == "" || c.game == env.GameName }

@@ -37,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(env.GameName), ", ")+", policy:<name>)")
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
+		bySeat    = flag.Bool("by-seat", false, "also print each agent's record from each seat it held (in the duel, each role)")
 		duplicate = flag.Bool("duplicate", false, "replay every deal with every seating rotation (luck cancels)")
 		workers   = flag.Int("workers", 0, "goroutines (0 = GOMAXPROCS); results do not depend on it")
 		jsonOut   = flag.String("json", "", "write the summary as JSON to this file")
@@ -97,6 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%-12s %5s %20s %20s %18s %8s\n", "agent", "seats", "score/game", "score diff", "win rate", "rating")
 	for _, s := range stats {
 		fmt.Fprintf(stdout, "%-12s %5d %20s %20s %18s %8.0f\n", s.Name, s.Seats, s.Score, s.Diff, s.Win, ratings[s.Name])
+	}
+	if *bySeat && *scoresIn == "" {
+		fmt.Fprintf(stdout, "%-12s %5s %7s %20s %7s %7s %7s\n", "agent", "seat", "games", "score/game", "wins", "draws", "losses")
+		for _, s := range res.BySeat() {
+			fmt.Fprintf(stdout, "%-12s %5d %7d %20s %7d %7d %7d\n", s.Name, s.Seat, s.Games, s.Score, s.Wins, s.Draws, s.Games-s.Wins-s.Draws)
+		}
 	}
 	if *jsonOut != "" {
 		out := summary{Games: len(res.Scores), Players: *players, Seed: *seed, Duplicate: *duplicate,

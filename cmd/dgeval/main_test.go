@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -177,4 +178,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The duel, duplicate, by seat: each agent's record from each role, the
+// heuristic far ahead of random in both.
+func TestDgevalDuelBySeat(t *testing.T) {
+	var out, errs strings.Builder
+	args := []string{"-game", "duel", "-agents", "heuristic,random", "-duplicate", "-games", "200", "-seed", "1", "-quiet", "-by-seat"}
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("run = %d, stderr %q", code, errs.String())
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 9 && (f[1] == "0" || f[1] == "1") { // name seat games mean ± ci wins draws losses
+			rows[f[0]+"@"+f[1]] = f
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("want 4 by-seat rows, got:\n%s", out.String())
+	}
+	for _, seat := range []string{"0", "1"} {
+		h, r := rows["heuristic@"+seat], rows["random@"+seat]
+		if h[2] != "100" || r[2] != "100" {
+			t.Errorf("seat %s: want 100 games each, got %v %v", seat, h, r)
+		}
+		var wins int
+		if _, err := fmt.Sscan(h[6], &wins); err != nil || wins < 80 {
+			t.Errorf("heuristic at seat %s won %s of 100", seat, h[6])
+		}
+	}
 }

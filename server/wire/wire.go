@@ -49,7 +49,7 @@ type ObsSpec struct {
 // obs = np.unpackbits(obs_bits, axis=1, count=D, bitorder="little"), then
 // each extra span's bytes from obs_extra (in order) copied over
 // obs[:, offset:offset+length]; mask = np.unpackbits(mask_bits, axis=1,
-// count=90, bitorder="little").
+// count=num_actions, bitorder="little") (90 in the card game).
 type PackedSpec struct {
 	Bitorder   string `json:"bitorder"`    // "little": element i is bit i%8 of byte i/8
 	ObsBytes   int    `json:"obs_bytes"`   // obs_bits row: ceil(D/8)

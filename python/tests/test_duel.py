@@ -1,0 +1,148 @@
+"""The duel (docs/duel.md) through the server and the current Python client.
+
+The client's ``make`` names no game yet, so the sessions are created with its
+lowest-level request API (``Client._create``, the body of POST /v1/sessions
+with ``"game": {"name": "duel"}``) and driven by the ordinary
+:class:`dgenv.BatchEnv`: nothing here is duel-specific in the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pytest
+
+import dgenv
+from dgenv.client import Spec
+
+from conftest import random_legal
+
+NUM_ACTIONS = 117
+OBS_SIZE = 461
+
+
+def make_duel(
+    client: dgenv.Client,
+    num_envs: int,
+    seed: int,
+    learner_seats: Optional[Sequence[int]] = None,
+    opponent: Optional[str] = None,
+    **game: int,
+) -> dgenv.BatchEnv:
+    body: dict[str, Any] = {"game": {"name": "duel", **game}, "num_envs": num_envs, "seed": seed}
+    if learner_seats is not None:
+        body["learner_seats"] = list(learner_seats)
+    if opponent is not None:
+        body["opponent"] = opponent
+    ans = client._create(body)
+    return dgenv.BatchEnv(client, str(ans["session"]), Spec.from_wire(ans["spec"]), create_body=body, seq=ans.get("seq"))
+
+
+def test_games_lists_the_duel(client: dgenv.Client) -> None:
+    ans = client._request("GET", "/v1/games")
+    by = {g["name"]: g for g in ans["games"]}
+    assert list(by) == ["david_goliath", "duel"]
+    d = by["duel"]
+    assert d["players"] == [2]
+    assert d["num_actions"] == NUM_ACTIONS
+    assert list(d["obs"]["shape"]) == [OBS_SIZE]
+    assert sorted(d["bots"]) == ["heuristic", "random"]
+    assert [p["name"] for p in d["params"]] == ["max_rounds"]
+
+
+@pytest.mark.parametrize(
+    "learner_seats,opponent",
+    [(None, None), ([0], "heuristic"), ([1], "heuristic"), ([1], "random")],
+    ids=["self-play", "goliath-vs-heuristic", "david-vs-heuristic", "david-vs-random"],
+)
+def test_duel_plays_to_the_end(client: dgenv.Client, learner_seats: Optional[list[int]], opponent: Optional[str]) -> None:
+    n, per_env = 4, 2
+    seats = set(learner_seats if learner_seats is not None else [0, 1])
+    rng = np.random.default_rng(5)
+    with make_duel(client, n, seed=31, learner_seats=learner_seats, opponent=opponent) as env:
+        assert env.players == 2
+        assert env.num_actions == NUM_ACTIONS
+        assert env.obs_size == OBS_SIZE
+        assert env.spec.obs.size == OBS_SIZE
+        b = env.reset(seed=31)
+        sums = np.zeros((n, 2))
+        sent: list[list[int]] = [[] for _ in range(n)]
+        finished = np.zeros(n, dtype=int)
+        results = []
+        for step in range(20000):
+            if finished.min() >= per_env:
+                break
+            assert b.obs.shape == (n, OBS_SIZE)
+            assert b.mask.shape == (n, NUM_ACTIONS) and b.mask.dtype == np.bool_
+            assert b.mask.any(axis=1).all(), "every env has a legal action"
+            assert set(b.player.tolist()) <= seats, "only learner seats act"
+            acts = random_legal(b.mask, rng)
+            assert b.mask[np.arange(n), acts].all()
+            for i in range(n):
+                sent[i].append(int(acts[i]))
+            b = env.step(acts)
+            assert b.rewards.shape == (n, 2)
+            sums += b.rewards
+            for i in np.flatnonzero(~b.done):
+                assert (b.rewards[i] == 0).all(), "a reward only at the end"
+            for i in np.flatnonzero(b.done):
+                finished[i] += 1
+                assert b.episode[i] == finished[i]
+                res = tuple(int(x) for x in b.scores[i])
+                assert res in {(1, -1), (-1, 1), (0, 0)}, res
+                assert tuple(sums[i]) == res, "the rewards over a game are its result"
+                results.append(res)
+                rec = env.record(int(i))
+                fin = rec["finished"]
+                assert fin["game"]["name"] == "duel"
+                assert fin["game"]["max_rounds"] == 100
+                assert list(fin["returns"]) == list(res)
+                assert fin.get("deals") is None
+                assert isinstance(fin["seed"], int)
+                if learner_seats is None:
+                    assert list(fin["actions"]) == sent[i], "self-play: the record is the actions sent"
+                else:
+                    # the bots' actions are in the record too: ours are a subsequence of it
+                    it = iter(fin["actions"])
+                    assert all(a in it for a in sent[i])
+                    assert len(fin["actions"]) > len(sent[i])
+                assert rec["current"] is not None
+                sent[i] = []
+                sums[i] = 0
+        else:
+            pytest.fail("games never end")
+        assert len(results) >= n * per_env
+
+
+def test_duel_heuristic_beats_random_learner(client: dgenv.Client) -> None:
+    """A learner playing uniformly at random loses most games to the heuristic, in either role."""
+    rng = np.random.default_rng(9)
+    for seat in (0, 1):
+        with make_duel(client, 16, seed=3, learner_seats=[seat], opponent="heuristic") as env:
+            b = env.reset(seed=3)
+            wins = losses = games = 0
+            while games < 64:
+                b = env.step(random_legal(b.mask, rng))
+                for i in np.flatnonzero(b.done):
+                    games += 1
+                    wins += b.scores[i, seat] > 0
+                    losses += b.scores[i, seat] < 0
+            assert losses > 0.7 * games and wins < 0.1 * games, (seat, wins, losses, games)
+
+
+def test_duel_errors(client: dgenv.Client) -> None:
+    with pytest.raises(dgenv.BadRequest, match="max_rounds"):
+        make_duel(client, 1, seed=1, max_rounds=0)
+    with pytest.raises(dgenv.BadRequest, match="players"):
+        make_duel(client, 1, seed=1, players=3)
+    with make_duel(client, 2, seed=1) as env:
+        b = env.reset(seed=1)
+        bad = int(np.flatnonzero(~b.mask[0])[0])
+        with pytest.raises(dgenv.IllegalActionError):
+            env.step(np.array([bad, int(np.flatnonzero(b.mask[1])[0])]))
+        with pytest.raises(dgenv.BadRequest):
+            env.step(np.array([NUM_ACTIONS, 0]))
+        # nothing was stepped: the same legal step still works
+        b2 = env.step(np.array([int(np.flatnonzero(b.mask[i])[0]) for i in range(2)]))
+        assert b2.obs.shape == (2, OBS_SIZE)
