@@ -1,9 +1,8 @@
-"""The duel (docs/duel.md) through the server and the current Python client.
+"""The duel (docs/duel.md) through the server and the Python client.
 
-The client's ``make`` names no game yet, so the sessions are created with its
-lowest-level request API (``Client._create``, the body of POST /v1/sessions
-with ``"game": {"name": "duel"}``) and driven by the ordinary
-:class:`dgenv.BatchEnv`: nothing here is duel-specific in the client.
+Sessions are made with ``Client.make(game={"name": "duel", ...})`` and
+driven by the ordinary :class:`dgenv.BatchEnv`: nothing in the client is
+duel-specific; the spaces come from the spec.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import numpy as np
 import pytest
 
 import dgenv
-from dgenv.client import Spec
 
 from conftest import random_legal
 
@@ -30,18 +28,15 @@ def make_duel(
     opponent: Optional[str] = None,
     **game: int,
 ) -> dgenv.BatchEnv:
-    body: dict[str, Any] = {"game": {"name": "duel", **game}, "num_envs": num_envs, "seed": seed}
-    if learner_seats is not None:
-        body["learner_seats"] = list(learner_seats)
-    if opponent is not None:
-        body["opponent"] = opponent
-    ans = client._create(body)
-    return dgenv.BatchEnv(client, str(ans["session"]), Spec.from_wire(ans["spec"]), create_body=body, seq=ans.get("seq"))
+    return client.make(
+        game={"name": "duel", **game}, num_envs=num_envs, seed=seed, learner_seats=learner_seats, opponent=opponent
+    )
 
 
 def test_games_lists_the_duel(client: dgenv.Client) -> None:
-    ans = client._request("GET", "/v1/games")
-    by = {g["name"]: g for g in ans["games"]}
+    info = client.game("duel")
+    assert info.num_actions == NUM_ACTIONS and info.obs.size == OBS_SIZE
+    by = {g.name: g.raw for g in client.games()}
     assert list(by) == ["david_goliath", "duel"]
     d = by["duel"]
     assert d["players"] == [2]
