@@ -134,6 +134,12 @@ func UnpackBits(dst, bits []uint8) {
 	}
 }
 
+// encodeBitsOrder is the section order EncodeBits is written for.
+var encodeBitsOrder = [...]string{
+	"hand", "current_trick", "prize_counts", "prizes", "voids", "lead_colour",
+	"leader", "trick_position", "tricks_left", "deal_index", "deals_left", "totals",
+}
+
 // maxPackedBytes bounds Packing().Bytes over every player count (1262
 // elements at 6 players: 158 bytes).
 const maxPackedBytes = 160
@@ -143,6 +149,10 @@ const maxPackedBytes = 160
 // never building the byte tensor: dst (the bits) must hold
 // l.Packing().Bytes bytes and extra l.Packing().ExtraBytes. Bits at the extra sections' positions are 0.
 // It does not allocate.
+//
+// It walks the sections in the order NewLayout adds them (encodeBitsOrder):
+// a layout change must change both. TestEncodeBitsFollowsTheLayout checks
+// the order, and TestEncodeBitsMatchesEncode and FuzzEncode the bits.
 func (l *Layout) EncodeBits(dst, extra []uint8, b *Board, seat int) {
 	// The bits are written in layout order through a 64-bit accumulator
 	// into a local buffer (whole-word stores, no read-modify-write), then
