@@ -141,3 +141,49 @@ def test_duel_errors(client: dgenv.Client) -> None:
         # nothing was stepped: the same legal step still works
         b2 = env.step(np.array([int(np.flatnonzero(b.mask[i])[0]) for i in range(2)]))
         assert b2.obs.shape == (2, OBS_SIZE)
+
+
+@pytest.mark.parametrize("role", [0, 1], ids=["goliath", "david"])
+def test_duel_through_the_gymnasium_vector_env(server: dgenv.LocalServer, role: int) -> None:
+    # The adapters size everything from the spec: the duel's 117 actions and
+    # its observation, with the heuristic playing the other role.
+    from gymnasium import spaces
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    from dgenv.gymnasium import VectorEnv
+
+    venv = RecordEpisodeStatistics(
+        VectorEnv(4, options=dgenv.EnvOptions(game="duel", opponent="heuristic", learner_seats=[role], seed=3, client=server))
+    )
+    try:
+        assert venv.single_action_space == spaces.Discrete(NUM_ACTIONS)
+        assert venv.single_observation_space.shape == (OBS_SIZE,)
+        obs, info = venv.reset(seed=3)
+        ends, returns = 0, []
+        for _ in range(3000):
+            a = venv.action_space.sample(mask=info["action_mask"])
+            obs, rew, term, trunc, info = venv.step(a)
+            assert obs.shape == (4, OBS_SIZE)
+            assert set(np.unique(rew)) <= {-1.0, 0.0, 1.0}
+            if "episode" in info:
+                returns += [float(r) for r in info["episode"]["r"][info["_episode"]]]
+            ends += int(term.sum())
+            if ends >= 4:
+                break
+        assert ends >= 4, "random play against the heuristic ends games"
+        assert set(returns) <= {-1.0, 0.0, 1.0} and returns
+    finally:
+        venv.close()
+
+
+def test_duel_passes_pettingzoo_api_test(server: dgenv.LocalServer) -> None:
+    from pettingzoo.test import api_test
+
+    from dgenv.pettingzoo import AECEnv
+
+    aec = AECEnv(server, game="duel")
+    try:
+        assert aec.max_num_agents == 2 and aec.action_space(aec.possible_agents[0]).n == NUM_ACTIONS
+        api_test(aec, num_cycles=200)
+    finally:
+        aec.close()
