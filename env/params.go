@@ -3,8 +3,9 @@ package env
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
+
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Params are the game parameters.
@@ -72,7 +73,7 @@ func ParseParams(m map[string]any) (Params, error) {
 		default:
 			return p, &ParamError{k, m[k], "unknown parameter (known: players, deals, first_dealer)"}
 		}
-		n, ok := asInt(m[k])
+		n, ok := spiel.AsInt(m[k])
 		if !ok {
 			return p, &ParamError{k, m[k], "must be an integer"}
 		}
@@ -82,32 +83,4 @@ func ParseParams(m map[string]any) (Params, error) {
 		return p, &ParamError{"deals", 0, fmt.Sprintf("must be 1..%d", MaxDeals)}
 	}
 	return p.Normalized()
-}
-
-func asInt(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int8:
-		return int(x), true
-	case int16:
-		return int(x), true
-	case int32:
-		return int(x), true
-	case int64:
-		return int(x), x >= math.MinInt32 && x <= math.MaxInt32
-	case uint8:
-		return int(x), true
-	case uint16:
-		return int(x), true
-	case uint32:
-		return int(x), true
-	case uint64:
-		return int(x), x <= math.MaxInt32
-	case float64:
-		return int(x), x == math.Trunc(x) && math.Abs(x) < 1<<31
-	case float32:
-		return int(x), float64(x) == math.Trunc(float64(x)) && math.Abs(float64(x)) < 1<<31
-	}
-	return 0, false
 }

@@ -13,33 +13,20 @@ import (
 	"github.com/davidgoliath/dgenv/obs"
 )
 
-// RewardMode says how deal points become rewards.
-type RewardMode int
+// RewardMode says how deal points become rewards: the game interface's
+// modes (spiel.RewardMode), one definition for every game. For the card
+// game a seat's return changes at the end of each deal, by its deal points.
+type RewardMode = spiel.RewardMode
 
 const (
 	// RewardPoints gives each seat its deal points at the end of every deal.
-	RewardPoints RewardMode = iota
+	RewardPoints = spiel.RewardPoints
 	// RewardZeroSum gives each seat its deal points minus the mean of the others'.
-	RewardZeroSum
+	RewardZeroSum = spiel.RewardZeroSum
 )
 
-func (m RewardMode) String() string {
-	if m == RewardZeroSum {
-		return "zero_sum"
-	}
-	return "points"
-}
-
-// ParseRewardMode reads "points" or "zero_sum".
-func ParseRewardMode(s string) (RewardMode, error) {
-	switch s {
-	case "points", "":
-		return RewardPoints, nil
-	case "zero_sum":
-		return RewardZeroSum, nil
-	}
-	return 0, fmt.Errorf("reward %q: want \"points\" or \"zero_sum\"", s)
-}
+// ParseRewardMode reads "points" (or "") or "zero_sum".
+func ParseRewardMode(s string) (RewardMode, error) { return spiel.ParseRewardMode(s) }
 
 // VecConfig configures a VecEnv.
 type VecConfig struct {
