@@ -1,7 +1,6 @@
 package env
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -18,35 +17,27 @@ type Params struct {
 // DefaultParams is a four-player game of four deals dealt first by seat 0.
 func DefaultParams() Params { return Params{Players: 4, Deals: 4} }
 
-// ErrParams is wrapped by every parameter error.
-var ErrParams = errors.New("invalid game parameter")
+// ErrParams is wrapped by every parameter error: the game interface's
+// (spiel.ErrParams), one for every game.
+var ErrParams = spiel.ErrParams
 
-// ParamError names the parameter that is wrong.
-type ParamError struct {
-	Name   string
-	Value  any
-	Reason string
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("game parameter %q = %v: %s", e.Name, e.Value, e.Reason)
-}
-
-func (e *ParamError) Unwrap() error { return ErrParams }
+// ParamError names the parameter that is wrong: spiel.ParamError, so the
+// server maps every game's parameter errors to the wire the same way.
+type ParamError = spiel.ParamError
 
 // Normalized fills the defaults (deals = players when 0) and validates.
 func (p Params) Normalized() (Params, error) {
 	if p.Players < MinPlayers || p.Players > MaxPlayers {
-		return p, &ParamError{"players", p.Players, fmt.Sprintf("must be %d..%d", MinPlayers, MaxPlayers)}
+		return p, &ParamError{Name: "players", Value: p.Players, Reason: fmt.Sprintf("must be %d..%d", MinPlayers, MaxPlayers)}
 	}
 	if p.Deals == 0 {
 		p.Deals = p.Players
 	}
 	if p.Deals < 1 || p.Deals > MaxDeals {
-		return p, &ParamError{"deals", p.Deals, fmt.Sprintf("must be 1..%d", MaxDeals)}
+		return p, &ParamError{Name: "deals", Value: p.Deals, Reason: fmt.Sprintf("must be 1..%d", MaxDeals)}
 	}
 	if p.FirstDealer < 0 || p.FirstDealer >= p.Players {
-		return p, &ParamError{"first_dealer", p.FirstDealer, fmt.Sprintf("must be 0..%d", p.Players-1)}
+		return p, &ParamError{Name: "first_dealer", Value: p.FirstDealer, Reason: fmt.Sprintf("must be 0..%d", p.Players-1)}
 	}
 	return p, nil
 }
@@ -71,16 +62,16 @@ func ParseParams(m map[string]any) (Params, error) {
 		case "first_dealer":
 			dst = &p.FirstDealer
 		default:
-			return p, &ParamError{k, m[k], "unknown parameter (known: players, deals, first_dealer)"}
+			return p, &ParamError{Name: k, Value: m[k], Reason: "unknown parameter (known: players, deals, first_dealer)"}
 		}
 		n, ok := spiel.AsInt(m[k])
 		if !ok {
-			return p, &ParamError{k, m[k], "must be an integer"}
+			return p, &ParamError{Name: k, Value: m[k], Reason: "must be an integer"}
 		}
 		*dst = n
 	}
 	if _, given := m["deals"]; given && p.Deals == 0 {
-		return p, &ParamError{"deals", 0, fmt.Sprintf("must be 1..%d", MaxDeals)}
+		return p, &ParamError{Name: "deals", Value: 0, Reason: fmt.Sprintf("must be 1..%d", MaxDeals)}
 	}
 	return p.Normalized()
 }

@@ -54,10 +54,10 @@
 package duel
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -276,21 +276,13 @@ const MaxMaxRounds = 250
 // DefaultParams is a game of at most 100 rounds.
 func DefaultParams() Params { return Params{MaxRounds: 100} }
 
-// ErrParams is wrapped by every parameter error.
-var ErrParams = errors.New("invalid game parameter")
+// ErrParams is wrapped by every parameter error: the game interface's
+// (spiel.ErrParams), one for every game.
+var ErrParams = spiel.ErrParams
 
-// ParamError names the parameter that is wrong.
-type ParamError struct {
-	Name   string
-	Value  any
-	Reason string
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("game parameter %q = %v: %s", e.Name, e.Value, e.Reason)
-}
-
-func (e *ParamError) Unwrap() error { return ErrParams }
+// ParamError names the parameter that is wrong: spiel.ParamError, so the
+// server maps every game's parameter errors to the wire the same way.
+type ParamError = spiel.ParamError
 
 // Normalized fills the defaults and validates.
 func (p Params) Normalized() (Params, error) {
@@ -298,7 +290,7 @@ func (p Params) Normalized() (Params, error) {
 		p.MaxRounds = 100
 	}
 	if p.MaxRounds < 1 || p.MaxRounds > MaxMaxRounds {
-		return p, &ParamError{"max_rounds", p.MaxRounds, fmt.Sprintf("must be 1..%d", MaxMaxRounds)}
+		return p, &ParamError{Name: "max_rounds", Value: p.MaxRounds, Reason: fmt.Sprintf("must be 1..%d", MaxMaxRounds)}
 	}
 	return p, nil
 }
@@ -310,39 +302,19 @@ func ParseParams(m map[string]any) (Params, error) {
 	for k, v := range m {
 		switch k {
 		case "max_rounds":
-			n, ok := asInt(v)
+			n, ok := spiel.AsInt(v)
 			if !ok {
-				return p, &ParamError{k, v, "must be an integer"}
+				return p, &ParamError{Name: k, Value: v, Reason: "must be an integer"}
 			}
 			if n == 0 {
-				return p, &ParamError{k, v, fmt.Sprintf("must be 1..%d", MaxMaxRounds)}
+				return p, &ParamError{Name: k, Value: v, Reason: fmt.Sprintf("must be 1..%d", MaxMaxRounds)}
 			}
 			p.MaxRounds = n
 		default:
-			return p, &ParamError{k, v, "unknown parameter (known: max_rounds)"}
+			return p, &ParamError{Name: k, Value: v, Reason: "unknown parameter (known: max_rounds)"}
 		}
 	}
 	return p.Normalized()
-}
-
-func asInt(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int32:
-		return int(x), true
-	case int64:
-		return int(x), x >= -1<<31 && x < 1<<31
-	case uint8:
-		return int(x), true
-	case uint32:
-		return int(x), true
-	case uint64:
-		return int(x), x < 1<<31
-	case float64:
-		return int(x), x == float64(int(x)) && x > -1<<31 && x < 1<<31
-	}
-	return 0, false
 }
 
 // Observation sizes and the offsets of each section (DUEL.md).

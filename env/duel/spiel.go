@@ -23,10 +23,7 @@ func SpielType() *spiel.Type {
 	t.Make = func(v spiel.Values) (spiel.Game, error) {
 		g, err := NewGame(Params{MaxRounds: v["max_rounds"]})
 		if err != nil {
-			if pe, ok := err.(*ParamError); ok {
-				return nil, &spiel.ParamError{Name: pe.Name, Value: pe.Value, Reason: pe.Reason}
-			}
-			return nil, err
+			return nil, err // a *spiel.ParamError naming the field
 		}
 		return &SpielGame{G: g, t: t}, nil
 	}
