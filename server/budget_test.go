@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
@@ -109,7 +110,7 @@ func TestJSONBatchMatchesMsgpack(t *testing.T) {
 // worst-case memory against limits.memory_budget while it runs.
 func TestActRequestsCountAgainstTheBudget(t *testing.T) {
 	dir, _ := policyDir(t, "parity")
-	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), nil)
 	require.NoError(t, err)
 	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MemoryBudget = 64 << 20 }), nil, server.WithPolicies(ps))
 	require.NoError(t, err)

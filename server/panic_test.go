@@ -69,7 +69,7 @@ func TestPanicInAWorkerEndsTheRequestAndTheSession(t *testing.T) {
 // goroutine answers that act request 500; the next one is served.
 func TestPanicInAnActWorkerAnswers500(t *testing.T) {
 	dir, _ := policyDir(t, "parity")
-	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), nil)
 	require.NoError(t, err)
 	srv, err := server.New(testConfig(), nil, server.WithPolicies(ps))
 	require.NoError(t, err)

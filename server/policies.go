@@ -39,33 +39,19 @@ func WithGames(reg *spiel.Registry) Option {
 	return func(s *Server) { s.games = reg }
 }
 
-// policyInfo is one entry of GET /v1/policies.
-type policyInfo struct {
-	Name        string          `json:"name"`
-	Bot         string          `json:"bot"`
-	Game        wire.CardParams `json:"game"`
-	ObsSize     int             `json:"obs_size"`
-	NumActions  int             `json:"num_actions"`
-	SHA256      string          `json:"sha256"`
-	Description string          `json:"description"`
-}
-
 func (s *Server) listPolicies(c *gin.Context) {
 	out := responseFormat(c.Request, formatJSON)
-	list := make([]policyInfo, 0, len(s.policies))
+	list := make([]wire.PolicyInfo, 0, len(s.policies))
 	for name, p := range s.policies {
-		m := p.Meta()
-		list = append(list, policyInfo{
-			Name: name, Bot: "policy:" + name, Game: wire.CardParamsOf(m.Game), ObsSize: m.ObsSize,
-			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description,
-		})
+		list = append(list, wire.PolicyInfoOf(name, p))
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	s.respond(c, http.StatusOK, out, map[string]any{"policies": list})
 }
 
 // actRequest asks a policy for actions: observations [N, D] ("<u1" as the
-// sessions send them, or "<f4"), masks [N, 90] ("<u1"), greedy (default)
+// sessions send them, or "<f4"), masks [N, A] ("<u1", A the policy's
+// game's actions), greedy (default)
 // or sampled from the masked softmax with a seed.
 type actRequest struct {
 	Obs         *Tensor  `json:"obs"`
@@ -100,10 +86,10 @@ func (s *Server) act(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	d := p.Meta().ObsSize
+	d, na := p.Meta().ObsSize, p.NumActions()
 	rows := s.cfg.Policies.MaxActRows
 	// Float observations and masks of the largest batch, with room for JSON's base64.
-	limit := int64(4096 + rows*(4*d+env.NumActions)*4/3)
+	limit := int64(4096 + rows*(4*d+na)*4/3)
 	// The request's memory counts against limits.memory_budget while it
 	// runs: first its body (read into a buffer grown by doubling, then
 	// decoded into a copy), then, once the rows are known, the float
@@ -128,12 +114,12 @@ func (s *Server) act(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	n, obsF, mask, e := checkAct(&req, d, rows)
+	n, obsF, mask, e := checkAct(&req, d, na, rows)
 	if e != nil {
 		s.fail(c, out, e)
 		return
 	}
-	more := int64(n) * (4*int64(d) + 4*(env.NumActions+1)*4) // obsF; logits and actions, and their answer
+	more := int64(n) * (4*int64(d) + 4*(int64(na)+1)*4) // obsF; logits and actions, and their answer
 	if e := s.reg.hold(more, s.cfg.Limits); e != nil {
 		s.fail(c, out, e)
 		return
@@ -148,7 +134,7 @@ func (s *Server) act(c *gin.Context) {
 		}
 		temp = *req.Temperature
 	}
-	logits := make([]float32, n*env.NumActions)
+	logits := make([]float32, n*na)
 	actions := make([]int32, n)
 	// Rows are independent: split them over the cores. Sampling draws from
 	// (seed, row), so the answer does not depend on the split.
@@ -169,10 +155,10 @@ func (s *Server) act(c *gin.Context) {
 			if testHookAct != nil {
 				testHookAct(lo, hi)
 			}
-			_ = p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*env.NumActions:hi*env.NumActions])
+			_ = p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*na:hi*na])
 			for r := lo; r < hi; r++ {
 				rng := env.NewRNG(req.Seed.V, uint64(r))
-				actions[r] = int32(policy.Choose(logits[r*env.NumActions:(r+1)*env.NumActions], mask[r*env.NumActions:(r+1)*env.NumActions], greedy, temp, &rng))
+				actions[r] = int32(policy.Choose(logits[r*na:(r+1)*na], mask[r*na:(r+1)*na], greedy, temp, &rng))
 			}
 		}()
 	}
@@ -184,7 +170,7 @@ func (s *Server) act(c *gin.Context) {
 	}
 	resp := actResponse{Policy: name, Actions: Tensor{Dtype: dtypeI4, Shape: []int{n}, Data: leBytes(actions)}}
 	if req.Logits {
-		resp.Logits = &Tensor{Dtype: dtypeF4, Shape: []int{n, env.NumActions}, Data: leBytes(logits)}
+		resp.Logits = &Tensor{Dtype: dtypeF4, Shape: []int{n, na}, Data: leBytes(logits)}
 	}
 	s.respond(c, http.StatusOK, out, resp)
 }
@@ -192,25 +178,26 @@ func (s *Server) act(c *gin.Context) {
 // testHookAct, when set (by tests), runs in each act worker before its rows.
 var testHookAct func(lo, hi int)
 
-// checkAct validates an act request and returns the batch size, the
-// observations as floats and the masks.
-func checkAct(req *actRequest, d, maxRows int) (int, []float32, []uint8, *Error) {
+// checkAct validates an act request for a policy of d observation values
+// and na actions and returns the batch size, the observations as floats
+// and the masks.
+func checkAct(req *actRequest, d, na, maxRows int) (int, []float32, []uint8, *Error) {
 	if req.Obs == nil {
 		return 0, nil, nil, field("obs", fmt.Errorf("obs: required, a tensor [N, %d]", d))
 	}
 	if req.Mask == nil {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask: required, a tensor <u1 [N, %d]", env.NumActions))
+		return 0, nil, nil, field("mask", fmt.Errorf("mask: required, a tensor <u1 [N, %d]", na))
 	}
 	o, m := req.Obs, req.Mask
 	if len(o.Shape) != 2 || o.Shape[1] != d || o.Shape[0] < 1 || o.Shape[0] > maxRows {
 		return 0, nil, nil, field("obs", fmt.Errorf("obs shape %v: want [N, %d] with 1 <= N <= %d", o.Shape, d, maxRows))
 	}
 	n := o.Shape[0]
-	if len(m.Shape) != 2 || m.Shape[0] != n || m.Shape[1] != env.NumActions {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask shape %v: want [%d, %d]", m.Shape, n, env.NumActions))
+	if len(m.Shape) != 2 || m.Shape[0] != n || m.Shape[1] != na {
+		return 0, nil, nil, field("mask", fmt.Errorf("mask shape %v: want [%d, %d]", m.Shape, n, na))
 	}
-	if (m.Dtype != dtypeU1 && m.Dtype != "|u1") || len(m.Data) != n*env.NumActions {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask: want dtype <u1 and %d bytes, got %s and %d", n*env.NumActions, m.Dtype, len(m.Data)))
+	if (m.Dtype != dtypeU1 && m.Dtype != "|u1") || len(m.Data) != n*na {
+		return 0, nil, nil, field("mask", fmt.Errorf("mask: want dtype <u1 and %d bytes, got %s and %d", n*na, m.Dtype, len(m.Data)))
 	}
 	obsF := make([]float32, n*d)
 	switch o.Dtype {
@@ -237,7 +224,7 @@ func checkAct(req *actRequest, d, maxRows int) (int, []float32, []uint8, *Error)
 	}
 	for r := range n {
 		legal := false
-		for _, v := range m.Data[r*env.NumActions : (r+1)*env.NumActions] {
+		for _, v := range m.Data[r*na : (r+1)*na] {
 			if v > 1 {
 				return 0, nil, nil, field("mask", fmt.Errorf("mask row %d: values must be 0 or 1", r))
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -52,7 +53,7 @@ type actAnswer struct {
 func TestPoliciesAreListedAndAct(t *testing.T) {
 	dir, model := policyDir(t, "parity")
 	sum := sha256.Sum256(model)
-	ps, err := policy.LoadFS(os.DirFS(dir), map[string]string{"parity": hex.EncodeToString(sum[:])})
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), map[string]string{"parity": hex.EncodeToString(sum[:])})
 	require.NoError(t, err)
 	srv, err := server.New(testConfig(), nil, server.WithPolicies(ps))
 	require.NoError(t, err)
@@ -65,8 +66,9 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		var list struct {
 			Policies []struct {
 				Name, Bot, SHA256 string
-				Game              wire.CardParams
+				Game              wire.GameSpec
 				ObsSize           int `json:"obs_size"`
+				NumActions        int `json:"num_actions"`
 			}
 		}
 		decodeAnswer(t, a, &list)
@@ -76,6 +78,9 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		require.Equal(t, "policy:parity", p.Bot)
 		require.Equal(t, hex.EncodeToString(sum[:]), p.SHA256)
 		require.Equal(t, 874, p.ObsSize)
+		require.Equal(t, env.NumActions, p.NumActions)
+		require.Equal(t, "david_goliath", p.Game["name"])
+		require.EqualValues(t, 4, p.Game["players"])
 	})
 
 	pc := readParityCase(t)
@@ -258,7 +263,7 @@ func TestSearchOpponentIsCappedByMaxSearchEnvs(t *testing.T) {
 // opponent there only (registries are values, not globals).
 func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
 	dir, _ := policyDir(t, "parity")
-	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), nil)
 	require.NoError(t, err)
 	with, err := server.New(testConfig(), nil, server.WithPolicies(ps))
 	require.NoError(t, err)
@@ -276,7 +281,7 @@ func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
 // guided by a policy is capped like "search".
 func TestGuidedSearchIsCappedLikeSearch(t *testing.T) {
 	dir, _ := policyDir(t, "parity")
-	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), nil)
 	require.NoError(t, err)
 	srv, err := server.New(testConfig(func(c *server.Config) { c.Limits.MaxSearchEnvs = 2 }), nil, server.WithPolicies(ps))
 	require.NoError(t, err)

@@ -31,7 +31,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/env/spiel"
@@ -76,11 +75,10 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if s.games == nil {
 		s.games = games.Default()
 	}
-	// The policies' bots are bots of the card game in this server's registry.
-	for name, f := range policy.Bots(s.policies) {
-		if err := s.games.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
-			return nil, err
-		}
+	// The policies' bots are bots of their games in this server's registry
+	// (the one they were loaded with: WithGames).
+	if err := policy.Register(s.games, s.policies); err != nil {
+		return nil, err
 	}
 	s.reg.sessions = make(map[string]*session)
 	s.reg.ids = make(map[string]*createEntry)

@@ -111,6 +111,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for i, st := range stats {
 			out.Agents[i] = agentJSON{Name: st.Name, Seats: st.Seats, Score: estimate(st.Score), Diff: estimate(st.Diff), Win: estimate(st.Win)}
 		}
+		if *scoresIn == "" {
+			for _, s := range res.BySeat() {
+				out.BySeat = append(out.BySeat, seatJSON{Agent: s.Agent, Name: s.Name, Seat: s.Seat, Games: s.Games,
+					Score: estimate(s.Score), Wins: s.Wins, Draws: s.Draws, Losses: s.Games - s.Wins - s.Draws})
+			}
+		}
 		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
 			fmt.Fprintln(stderr, "dgeval:", err)
@@ -140,6 +146,21 @@ type summary struct {
 	Duplicate bool               `json:"duplicate"`
 	Agents    []agentJSON        `json:"agents"`
 	Ratings   map[string]float64 `json:"ratings"`
+	// BySeat is each agent position's record from each seat it held (in
+	// the duel, each role); absent for -scores, whose seating is unknown.
+	BySeat []seatJSON `json:"by_seat,omitempty"`
+}
+
+// seatJSON is one agent position's record from one seat (env.SeatStats).
+type seatJSON struct {
+	Agent  int      `json:"agent"` // index into -agents
+	Name   string   `json:"name"`
+	Seat   int      `json:"seat"`
+	Games  int      `json:"games"`
+	Score  estimate `json:"score"`
+	Wins   int      `json:"wins"`
+	Draws  int      `json:"draws"`
+	Losses int      `json:"losses"`
 }
 
 // agentJSON is one agent's statistics (env.AgentStats).
@@ -166,23 +187,18 @@ func (e estimate) MarshalJSON() ([]byte, error) {
 	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
 }
 
-// loadPolicies loads the policies of dir as bots of the card game in reg.
+// loadPolicies loads the policies of dir as bots of their games in reg.
 func loadPolicies(dir string, reg *spiel.Registry) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	ps, err := policy.LoadFS(root.FS(), nil)
+	ps, err := policy.LoadFS(reg, root.FS(), nil)
 	if err != nil {
 		return err
 	}
-	for name, f := range policy.Bots(ps) {
-		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return policy.Register(reg, ps)
 }
 
 // play plays a match of a game of reg (the card game with -players and

@@ -122,6 +122,10 @@ func TestScoresFromCSV(t *testing.T) {
 	delete(mb, "seed")
 	delete(ma, "duplicate")
 	delete(mb, "duplicate")
+	if _, ok := mb["by_seat"]; ok || ma["by_seat"] == nil {
+		t.Fatalf("by_seat: want it from a played match only, have %v / %v", ma["by_seat"], mb["by_seat"])
+	}
+	delete(ma, "by_seat") // the seating of games played elsewhere is unknown
 	if ja, jb := mustJSON(t, ma), mustJSON(t, mb); ja != jb {
 		t.Fatalf("-scores of a match's CSV differs:\n%s\n%s", ja, jb)
 	}
@@ -184,9 +188,32 @@ func mustJSON(t *testing.T, v any) string {
 // heuristic far ahead of random in both.
 func TestDgevalDuelBySeat(t *testing.T) {
 	var out, errs strings.Builder
-	args := []string{"-game", "duel", "-agents", "heuristic,random", "-duplicate", "-games", "200", "-seed", "1", "-quiet", "-by-seat"}
+	js := filepath.Join(t.TempDir(), "duel.json")
+	args := []string{"-game", "duel", "-agents", "heuristic,random", "-duplicate", "-games", "200", "-seed", "1", "-quiet", "-by-seat", "-json", js}
 	if code := run(args, &out, &errs); code != 0 {
 		t.Fatalf("run = %d, stderr %q", code, errs.String())
+	}
+	// The JSON carries the same records (what dgenv.evaluate reads).
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		BySeat []struct {
+			Agent, Seat, Games, Wins, Draws, Losses int
+			Name                                    string
+		} `json:"by_seat"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.BySeat) != 4 {
+		t.Fatalf("by_seat has %d rows, want 4: %s", len(got.BySeat), b)
+	}
+	for _, r := range got.BySeat {
+		if r.Games != 100 || r.Wins+r.Draws+r.Losses != 100 || r.Name != []string{"heuristic", "random"}[r.Agent] {
+			t.Errorf("by_seat row %+v", r)
+		}
 	}
 	rows := map[string][]string{}
 	for _, line := range strings.Split(out.String(), "\n") {

@@ -56,17 +56,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	policies, err := loadPolicies(cfg.Policies)
-	if err != nil {
-		fmt.Fprintln(stderr, "dgserver:", err)
-		return 2
-	}
 	reg := games.Default()
 	for _, add := range extraGames {
 		if err := add(reg); err != nil {
 			fmt.Fprintln(stderr, "dgserver:", err)
 			return 2
 		}
+	}
+	policies, err := loadPolicies(cfg.Policies, reg)
+	if err != nil {
+		fmt.Fprintln(stderr, "dgserver:", err)
+		return 2
 	}
 	srv, err := server.New(cfg, log, server.WithGames(reg), server.WithPolicies(policies))
 	if err != nil {
@@ -126,7 +126,7 @@ func listen(addr string) (net.Listener, string, error) {
 // loadPolicies reads policies.dir once at start-up through an os.Root, so
 // no name or link can lead outside it, checking pins. Any bad file stops
 // start-up with its name.
-func loadPolicies(cfg server.PoliciesConfig) (map[string]*policy.Policy, error) {
+func loadPolicies(cfg server.PoliciesConfig, reg *spiel.Registry) (map[string]*policy.Policy, error) {
 	if cfg.Dir == "" {
 		return nil, nil
 	}
@@ -135,5 +135,5 @@ func loadPolicies(cfg server.PoliciesConfig) (map[string]*policy.Policy, error) 
 		return nil, fmt.Errorf("policies.dir: %w", err)
 	}
 	defer root.Close()
-	return policy.LoadFS(root.FS(), cfg.Pins)
+	return policy.LoadFS(reg, root.FS(), cfg.Pins)
 }

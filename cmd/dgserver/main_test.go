@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -271,7 +272,7 @@ func TestBadPolicyDirectoriesStopStartUp(t *testing.T) {
 		require.Contains(t, stderr.String(), "does not match")
 	})
 	t.Run("a good directory serves its policy", func(t *testing.T) {
-		ps, err := loadPolicies(server.PoliciesConfig{Dir: good})
+		ps, err := loadPolicies(server.PoliciesConfig{Dir: good}, games.Default())
 		require.NoError(t, err)
 		require.Contains(t, ps, "parity")
 	})

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -107,12 +108,12 @@ func generate(c config, policies string, stderr io.Writer) error {
 			return err
 		}
 		defer root.Close()
-		if loaded, err = policy.LoadFS(root.FS(), nil); err != nil {
+		if loaded, err = policy.LoadFS(games.Default(), root.FS(), nil); err != nil {
 			return err
 		}
 	}
 	// The policies' bots (policy:<name>, search:policy:<name>) beside env's own.
-	policyBots := policy.Bots(loaded)
+	policyBots := policy.CardBots(loaded)
 	newBot := func(name string) (env.Bot, error) {
 		if f, ok := policyBots[name]; ok {
 			return f(), nil

@@ -61,17 +61,6 @@ var policies = struct {
 	m map[string]*policy.Policy
 }{m: map[string]*policy.Policy{}}
 
-// policyInfo is one entry of the list (GET /v1/policies's fields).
-type policyInfo struct {
-	Name        string          `json:"name"`
-	Bot         string          `json:"bot"`
-	Game        wire.CardParams `json:"game"`
-	ObsSize     int             `json:"obs_size"`
-	NumActions  int             `json:"num_actions"`
-	SHA256      string          `json:"sha256"`
-	Description string          `json:"description"`
-}
-
 // loadPolicies loads every policy of dir (as dgserver --policies does) and
 // registers them as bots.
 func loadPolicies(dir string) *apiError {
@@ -80,19 +69,16 @@ func loadPolicies(dir string) *apiError {
 		return badRequest("policies", "policies: %v", err)
 	}
 	defer root.Close()
-	ps, err := policy.LoadFS(root.FS(), nil)
+	gameRegistry.Lock()
+	defer gameRegistry.Unlock()
+	ps, err := policy.LoadFS(gameRegistry.r, root.FS(), nil)
 	if err != nil {
 		return badRequest("policies", "policies: %v", err)
 	}
-	gameRegistry.Lock()
-	// The policies' bots are bots of the card game in this library's registry.
-	for name, f := range policy.Bots(ps) {
-		if err := gameRegistry.r.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
-			gameRegistry.Unlock()
-			return badRequest("policies", "policies: %v", err)
-		}
+	// The policies' bots are bots of their games in this library's registry.
+	if err := policy.Register(gameRegistry.r, ps); err != nil {
+		return badRequest("policies", "policies: %v", err)
 	}
-	gameRegistry.Unlock()
 	policies.Lock()
 	for name, p := range ps {
 		policies.m[name] = p
@@ -103,11 +89,9 @@ func loadPolicies(dir string) *apiError {
 
 func policyList() []byte {
 	policies.Lock()
-	list := make([]policyInfo, 0, len(policies.m))
+	list := make([]wire.PolicyInfo, 0, len(policies.m))
 	for name, p := range policies.m {
-		m := p.Meta()
-		list = append(list, policyInfo{Name: name, Bot: "policy:" + name, Game: wire.CardParamsOf(m.Game), ObsSize: m.ObsSize,
-			NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description})
+		list = append(list, wire.PolicyInfoOf(name, p))
 	}
 	policies.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
@@ -115,8 +99,19 @@ func policyList() []byte {
 	return b
 }
 
+// policyActions is the action count of the policy loaded as name, 0 when
+// none is.
+func policyActions(name string) int {
+	policies.Lock()
+	defer policies.Unlock()
+	if p := policies.m[name]; p != nil {
+		return p.NumActions()
+	}
+	return 0
+}
+
 // policyAct is POST /v1/policies/{name}/act in process: obs [n, D] as
-// bytes, mask [n, 90]; actions (and logits when non-nil) are written.
+// bytes, mask [n, A] (A the policy's game's actions); actions (and logits when non-nil) are written.
 func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32) *apiError {
 	policies.Lock()
 	p := policies.m[name]
@@ -127,13 +122,13 @@ func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float6
 	if !(temp > 0) {
 		return badRequest("temperature", "temperature %v: must be > 0", temp)
 	}
-	d := p.Meta().ObsSize
+	d, na := p.Meta().ObsSize, p.NumActions()
 	if len(obsU8) != n*d {
 		return badRequest("obs", "obs: %d bytes for [%d, %d]", len(obsU8), n, d)
 	}
 	for r := range n {
 		legal := false
-		for _, v := range mask[r*env.NumActions : (r+1)*env.NumActions] {
+		for _, v := range mask[r*na : (r+1)*na] {
 			if v > 1 {
 				return badRequest("mask", "mask row %d: values must be 0 or 1", r)
 			}
@@ -144,14 +139,14 @@ func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float6
 		}
 	}
 	if logits == nil {
-		logits = make([]float32, n*env.NumActions)
+		logits = make([]float32, n*na)
 	}
 	if err := p.Logits(obsU8, n, logits); err != nil {
 		return badRequest("obs", "%v", err)
 	}
 	for r := range n {
 		rng := env.NewRNG(seed, uint64(r))
-		actions[r] = int32(policy.Choose(logits[r*env.NumActions:(r+1)*env.NumActions], mask[r*env.NumActions:(r+1)*env.NumActions], greedy, temp, &rng))
+		actions[r] = int32(policy.Choose(logits[r*na:(r+1)*na], mask[r*na:(r+1)*na], greedy, temp, &rng))
 	}
 	return nil
 }

@@ -124,12 +124,15 @@ func dg_policy_act(name *C.char, obsU8 unsafe.Pointer, obsLen C.int64_t, mask un
 	if rows < 1 {
 		return fail(errbuf, errcap, badRequest("obs", "obs: want at least one row"))
 	}
+	// The mask and logits rows are the policy's game's actions wide (0 for
+	// a policy not loaded: policyAct then answers not_found).
+	na := policyActions(C.GoString(name))
 	acts := unsafe.Slice((*int32)(actions), rows)
 	var lg []float32
 	if logits != nil {
-		lg = unsafe.Slice((*float32)(logits), rows*env.NumActions)
+		lg = unsafe.Slice((*float32)(logits), rows*na)
 	}
-	e := policyAct(C.GoString(name), bytesAt(obsU8, int(obsLen)), bytesAt(mask, rows*env.NumActions), rows,
+	e := policyAct(C.GoString(name), bytesAt(obsU8, int(obsLen)), bytesAt(mask, rows*na), rows,
 		greedy != 0, float64(temperature), uint64(seed), acts, lg)
 	if e != nil {
 		return fail(errbuf, errcap, e)

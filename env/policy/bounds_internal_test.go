@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
 // Builders of small ONNX files (the fields parseModel reads).
@@ -114,7 +116,7 @@ func modelWith(tb testing.TB, width, relus, squares int, poison float32) []byte 
 // TestGraphBounds: a small file must not buy a huge forward pass, and
 // weights that are not finite are refused at load.
 func TestGraphBounds(t *testing.T) {
-	if _, err := Parse("ok", model(t, 64, 4, 0)); err != nil {
+	if _, err := Parse(games.Default(), "ok", model(t, 64, 4, 0)); err != nil {
 		t.Fatalf("a small MLP: %v", err)
 	}
 	for _, c := range []struct {
@@ -135,7 +137,7 @@ func TestGraphBounds(t *testing.T) {
 			if len(c.data) > 20<<20 {
 				t.Fatalf("test model of %d bytes", len(c.data))
 			}
-			_, err := Parse("x", c.data)
+			_, err := Parse(games.Default(), "x", c.data)
 			if !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Parse = %v, want ErrBadModel mentioning %q", err, c.want)
 			}
@@ -152,7 +154,7 @@ func TestLoadFSRefusesAFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := LoadFS(os.DirFS(dir), nil)
+		_, err := LoadFS(games.Default(), os.DirFS(dir), nil)
 		done <- err
 	}()
 	select {

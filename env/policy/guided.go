@@ -14,23 +14,10 @@ type Prior struct {
 // Scores implements env.Prior.
 func (pr Prior) Scores(s *env.State, out *[env.NumActions]float32) {
 	p := pr.Policy
-	sc, _ := botPool.Get().(*botScratch)
-	if sc == nil {
-		sc = &botScratch{}
-	}
-	defer botPool.Put(sc)
-	if cap(sc.obs) < p.meta.ObsSize {
-		sc.obs = make([]uint8, p.meta.ObsSize)
-	}
-	sc.obs = sc.obs[:p.meta.ObsSize]
+	sc := p.getDecision()
+	defer scratchPool.Put(sc)
 	s.WriteObservation(sc.obs, s.CurrentPlayer())
-	bufp := p.getScratch()
-	in := (*bufp)[:p.meta.ObsSize]
-	for i, v := range sc.obs {
-		in[i] = float32(v)
-	}
-	p.forward(out[:], *bufp)
-	p.scratch.Put(bufp)
+	p.forwardObs(sc.obs, out[:])
 }
 
 // GuidedWeight is the weight of the policy's logits in the guided search

@@ -13,7 +13,7 @@ import (
 // seat's observation.
 func TestPriorScoresAreTheLogits(t *testing.T) {
 	model, _, _ := readParity(t)
-	p, err := policy.Parse("parity", model)
+	p, err := policy.Parse(games.Default(), "parity", model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,11 @@ func TestPriorScoresAreTheLogits(t *testing.T) {
 // playing legal games of the policy's player count only.
 func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	model, _, _ := readParity(t)
-	p, err := policy.Parse("guidetest", model)
+	p, err := policy.Parse(games.Default(), "guidetest", model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb := policy.Bots(map[string]*policy.Policy{"guidetest": p})
+	pb := policy.CardBots(map[string]*policy.Policy{"guidetest": p})
 	f, ok := pb["search:policy:guidetest"]
 	if !ok {
 		t.Fatal("no bot search:policy:guidetest")
@@ -122,7 +122,7 @@ func benchDecisions(b *testing.B, bot env.Bot) {
 const Strongest = "imitate-search"
 
 func committed(b *testing.B, name string) *policy.Policy {
-	ps, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS("../../policies"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // NamePattern is the allow-list for policy names: the file <name>.onnx is
@@ -20,11 +21,12 @@ var NamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 const MaxModelBytes = 256 << 20
 
 // LoadFS loads every <name>.onnx at the top of fsys (pass an os.Root's FS
-// so that no path, link included, can leave the directory). pins maps names
+// so that no path, link included, can leave the directory); each file's
+// game is looked up in reg (Parse). pins maps names
 // to hex SHA-256 digests: a pinned file must match, and a pin without its
 // file is an error. A file name outside NamePattern, an unreadable or
 // invalid model, is an error naming the file: nothing is loaded half.
-func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
+func LoadFS(reg *spiel.Registry, fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("policies: %w", err)
@@ -61,7 +63,7 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 				return nil, fmt.Errorf("policies: %s: SHA-256 %s does not match the pinned %s", file, got, pin)
 			}
 		}
-		p, err := parse(name, data, sum)
+		p, err := parse(reg, name, data, sum)
 		if err != nil {
 			return nil, fmt.Errorf("policies: %s: %w", file, err)
 		}
@@ -80,16 +82,55 @@ func LoadFS(fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 	return out, nil
 }
 
-// Bots are the bots a set of policies provides, by bot name: each policy
-// as "policy:<name>" (greedy) and the search bot it guides as
-// "search:policy:<name>" (NewGuided). Whoever serves them (the server,
-// libdgenv, dgeval) registers them in its own spiel.Registry as card-game
-// bots (env.SpielBot).
-func Bots(ps map[string]*Policy) map[string]env.BotFactory {
+// CardBots are the card-game bots a set of policies provides, by bot name:
+// each card-game policy as "policy:<name>" (greedy) and the search bot it
+// guides as "search:policy:<name>" (NewGuided), as bots of package env
+// (for tools that play env.State directly, as dgteach). Policies of other
+// games are left out. Register puts every policy in a registry.
+func CardBots(ps map[string]*Policy) map[string]env.BotFactory {
 	out := make(map[string]env.BotFactory, 2*len(ps))
 	for name, p := range ps {
+		if p.meta.GameName != env.GameName {
+			continue
+		}
 		out["policy:"+name] = func() env.Bot { return Bot{Policy: p, Greedy: true} }
 		out["search:policy:"+name] = func() env.Bot { return NewGuided(p) }
 	}
 	return out
+}
+
+// Register adds the bots of ps to reg, each under its policy's game:
+// "policy:<name>" (greedy) for every policy, and for card-game policies
+// also the search it guides, "search:policy:<name>". Whoever serves the
+// policies (the server, libdgenv, dgeval) calls it with the registry the
+// policies were loaded with.
+func Register(reg *spiel.Registry, ps map[string]*Policy) error {
+	names := make([]string, 0, len(ps))
+	for name := range ps {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	card := CardBots(ps)
+	for _, name := range names {
+		p := ps[name]
+		game := p.meta.GameName
+		if game == env.GameName {
+			for _, bot := range []string{"policy:" + name, "search:policy:" + name} {
+				if err := reg.RegisterBot(game, bot, env.SpielBot(card[bot])); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		err := reg.RegisterBot(game, "policy:"+name, func(g spiel.Game) (spiel.Bot, error) {
+			if err := p.Check(g); err != nil {
+				return nil, err
+			}
+			return GameBot{Policy: p, Greedy: true}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Format is the metadata "dgenv.format" this package reads.
@@ -26,8 +26,13 @@ type SectionRef struct {
 
 // Meta is what the model file says about itself.
 type Meta struct {
-	Format      string       `json:"format"`
-	Game        env.Params   `json:"game"`
+	Format string `json:"format"`
+	// GameName is the registered game the policy plays: the "name" of the
+	// metadata dgenv.game, the registry's default game when it has none
+	// (files written before other games existed).
+	GameName string `json:"game_name"`
+	// Params are the game's parameters, defaults filled.
+	Params      spiel.Values `json:"game"`
 	Layout      []SectionRef `json:"obs_layout"`
 	ObsSize     int          `json:"obs_size"`
 	NumActions  int          `json:"num_actions"`
@@ -52,6 +57,7 @@ type Policy struct {
 	name    string
 	sha256  string
 	meta    Meta
+	game    spiel.Game // the game of the metadata, made by the registry it was loaded with
 	steps   []step
 	widths  []int // per value slot, the row width
 	offs    []int // per value slot, its offset in the scratch buffer
@@ -68,19 +74,28 @@ func (p *Policy) SHA256() string { return p.sha256 }
 // Meta returns the model's metadata.
 func (p *Policy) Meta() Meta { return p.meta }
 
+// Game is the game the policy plays (its metadata's, made by the registry
+// it was loaded with).
+func (p *Policy) Game() spiel.Game { return p.game }
+
+// NumActions is the width of the policy's logits: its game's action count.
+func (p *Policy) NumActions() int { return p.meta.NumActions }
+
 // Parse reads and validates an ONNX model in the dgenv policy v1 format.
-func Parse(name string, data []byte) (*Policy, error) {
-	return parse(name, data, sha256.Sum256(data))
+// The game its metadata names is looked up in reg, and the model must fit
+// that game's observation layout and action count.
+func Parse(reg *spiel.Registry, name string, data []byte) (*Policy, error) {
+	return parse(reg, name, data, sha256.Sum256(data))
 }
 
 // parse is Parse with the file's digest already computed.
-func parse(name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
+func parse(reg *spiel.Registry, name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
 	m, err := parseModel(data)
 	if err != nil {
 		return nil, err
 	}
 	p := &Policy{name: name, sha256: hex.EncodeToString(sum[:])}
-	if err := p.readMeta(m.meta); err != nil {
+	if err := p.readMeta(reg, m.meta); err != nil {
 		return nil, err
 	}
 	if err := p.compile(m); err != nil {
@@ -89,7 +104,7 @@ func parse(name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
 	return p, nil
 }
 
-func (p *Policy) readMeta(md map[string]string) error {
+func (p *Policy) readMeta(reg *spiel.Registry, md map[string]string) error {
 	get := func(k string) (string, error) {
 		v, ok := md[k]
 		if !ok {
@@ -113,9 +128,26 @@ func (p *Policy) readMeta(md map[string]string) error {
 	if err := json.Unmarshal([]byte(g), &params); err != nil {
 		return bad("metadata dgenv.game: %v", err)
 	}
-	if p.meta.Game, err = env.ParseParams(params); err != nil {
+	if params == nil {
+		return bad("metadata dgenv.game: want a JSON object")
+	}
+	// {"name": game, ...parameters}, as a create-session's "game"; without
+	// a name, the registry's default game (the card game).
+	gameName := ""
+	if v, ok := params["name"]; ok {
+		if gameName, ok = v.(string); !ok || gameName == "" {
+			return bad("metadata dgenv.game: name %v: want a game's name", v)
+		}
+		delete(params, "name")
+	}
+	t, err := reg.Lookup(gameName)
+	if err != nil {
 		return bad("metadata dgenv.game: %v", err)
 	}
+	if p.game, err = t.New(params); err != nil {
+		return bad("metadata dgenv.game: %v", err)
+	}
+	p.meta.GameName, p.meta.Params = t.Name, p.game.Values()
 	l, err := get("dgenv.obs_layout")
 	if err != nil {
 		return err
@@ -135,25 +167,22 @@ func (p *Policy) readMeta(md map[string]string) error {
 			return bad("metadata %s = %q: not an integer", kv.key, s)
 		}
 	}
-	if p.meta.NumActions != env.NumActions {
-		return bad("metadata dgenv.num_actions = %d, want %d", p.meta.NumActions, env.NumActions)
+	if want := p.game.NumDistinctActions(); p.meta.NumActions != want {
+		return bad("metadata dgenv.num_actions = %d, %s has %d actions", p.meta.NumActions, t.Name, want)
 	}
 	p.meta.Description = md["dgenv.description"]
-	// The layout must be the engine's own for that player count.
-	want := obs.NewLayout(p.meta.Game.Players)
-	if err := sameLayout(p.meta.Layout, p.meta.ObsSize, want); err != nil {
-		return err
-	}
-	return nil
+	// The layout must be the engine's own for that game.
+	return sameLayout(p.meta.Layout, p.meta.ObsSize, p.game)
 }
 
-// sameLayout checks a policy's layout against the engine's.
-func sameLayout(got []SectionRef, size int, want obs.Layout) error {
+// sameLayout checks a policy's layout against game g's.
+func sameLayout(got []SectionRef, size int, g spiel.Game) error {
+	want := g.Observation()
 	if size != want.Size {
-		return bad("observation size %d, the engine's %d-player layout has %d", size, want.Players, want.Size)
+		return bad("observation size %d, %s (%v) has %d", size, g.Type().Name, g.Values(), want.Size)
 	}
 	if len(got) != len(want.Sections) {
-		return bad("observation layout has %d sections, the engine's has %d", len(got), len(want.Sections))
+		return bad("observation layout has %d sections, %s's has %d", len(got), g.Type().Name, len(want.Sections))
 	}
 	for i, s := range want.Sections {
 		g := got[i]
@@ -164,13 +193,29 @@ func sameLayout(got []SectionRef, size int, want obs.Layout) error {
 	return nil
 }
 
-// CheckGame refuses a game whose observation layout the policy was not
-// trained for (another player count). Deals and dealer may differ.
-func (p *Policy) CheckGame(g *env.Game) error {
-	if err := sameLayout(p.meta.Layout, p.meta.ObsSize, g.ObservationLayout()); err != nil {
+// Check refuses a game the policy cannot play: another game, or another
+// observation layout (the card game at another player count). Parameters
+// that leave the layout alone (deals, dealer, the duel's round limit) may
+// differ.
+func (p *Policy) Check(g spiel.Game) error {
+	if name := g.Type().Name; name != p.meta.GameName {
+		return fmt.Errorf("policy %q plays %s, not %s", p.name, p.meta.GameName, name)
+	}
+	if err := sameLayout(p.meta.Layout, p.meta.ObsSize, g); err != nil {
 		return fmt.Errorf("policy %q: %w", p.name, err)
 	}
 	return nil
+}
+
+// CheckGame is Check for the card game's own type (env.GameChecker, for
+// the bots of package env).
+func (p *Policy) CheckGame(g *env.Game) error {
+	t := env.SpielType()
+	sg, err := t.New(map[string]any{"players": g.NumPlayers()})
+	if err != nil {
+		return err
+	}
+	return p.Check(sg)
 }
 
 // Bounds on a graph, so that a small file cannot make every forward pass
@@ -346,8 +391,8 @@ func (p *Policy) compile(m *rawModel) error {
 	if !ok {
 		return bad("no node produces \"logits\"")
 	}
-	if p.widths[out] != env.NumActions {
-		return bad("logits have width %d, want %d", p.widths[out], env.NumActions)
+	if p.widths[out] != p.meta.NumActions {
+		return bad("logits have width %d, want %d (the game's actions)", p.widths[out], p.meta.NumActions)
 	}
 	p.outSlot = out
 	off := 0
@@ -376,7 +421,7 @@ func rowVector(t rawTensor, n int) ([]float32, error) {
 }
 
 // Logits runs the network on batch observations (uint8, [batch, D]) and
-// writes [batch, 90] logits to out.
+// writes [batch, NumActions] logits to out.
 func (p *Policy) Logits(obsU8 []uint8, batch int, out []float32) error {
 	return logits(p, obsU8, batch, out)
 }
@@ -391,8 +436,9 @@ func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error
 	if len(x) != batch*d {
 		return fmt.Errorf("policy %q: %d observation values for batch %d of width %d", p.name, len(x), batch, d)
 	}
-	if len(out) != batch*env.NumActions {
-		return fmt.Errorf("policy %q: output has %d values, want %d", p.name, len(out), batch*env.NumActions)
+	na := p.meta.NumActions
+	if len(out) != batch*na {
+		return fmt.Errorf("policy %q: output has %d values, want %d", p.name, len(out), batch*na)
 	}
 	bufp := p.getScratch()
 	defer p.scratch.Put(bufp)
@@ -401,7 +447,7 @@ func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error
 		for i, v := range x[b*d : (b+1)*d] {
 			in[i] = float32(v)
 		}
-		p.forward(out[b*env.NumActions:(b+1)*env.NumActions], *bufp)
+		p.forward(out[b*na:(b+1)*na], *bufp)
 	}
 	return nil
 }
@@ -470,13 +516,15 @@ func (p *Policy) forward(out []float32, scratch []float32) {
 	copy(out, slot(p.outSlot))
 }
 
-// Choose picks an action from one row of logits and a 0/1 mask: the legal
-// action with the highest logit when greedy (lowest id on ties), otherwise
-// a sample from the softmax over legal actions at the given temperature.
-// It returns -1 when nothing is legal.
-func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rng *env.RNG) int {
+// Choose picks an action from one row of logits and a 0/1 mask of the
+// same length: the legal action with the highest logit when greedy (lowest
+// id on ties), otherwise a sample from the softmax over legal actions at
+// the given temperature. It returns -1 when nothing is legal. It allocates
+// nothing.
+func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rng *spiel.RNG) int {
+	mask = mask[:len(logits)]
 	best, bestA := float32(math.Inf(-1)), -1
-	for a, m := range mask[:env.NumActions] {
+	for a, m := range mask {
 		if m != 0 && (bestA < 0 || logits[a] > best) {
 			best, bestA = logits[a], a
 		}
@@ -487,30 +535,70 @@ func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rn
 	if temperature <= 0 {
 		temperature = 1
 	}
-	var probs [env.NumActions]float64
+	weight := func(a int) float64 { return math.Exp(float64(logits[a]-best) / temperature) }
 	sum := 0.0
-	for a, m := range mask[:env.NumActions] {
+	for a, m := range mask {
 		if m != 0 {
-			probs[a] = math.Exp(float64(logits[a]-best) / temperature)
-			sum += probs[a]
+			sum += weight(a)
 		}
 	}
 	u := rng.Float64() * sum
 	last := bestA
-	for a, pr := range probs {
-		if pr == 0 {
+	for a, m := range mask {
+		if m == 0 {
 			continue
 		}
-		if u < pr {
+		w := weight(a)
+		if u < w {
 			return a
 		}
-		u -= pr
+		u -= w
 		last = a
 	}
 	return last
 }
 
-// Bot plays a policy as an env.Bot.
+// scratch is one decision's buffers: the observation as bytes, the mask and
+// the logits, sized for the policy's game.
+type scratch struct {
+	obs    []uint8
+	mask   []uint8
+	logits []float32
+}
+
+var scratchPool sync.Pool
+
+func (p *Policy) getDecision() *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	sc.obs = resize(sc.obs, p.meta.ObsSize)
+	sc.mask = resize(sc.mask, p.meta.NumActions)
+	sc.logits = resize(sc.logits, p.meta.NumActions)
+	return sc
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// forwardObs runs the network on one observation row of bytes into logits.
+func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
+	bufp := p.getScratch()
+	in := (*bufp)[:p.meta.ObsSize]
+	for i, v := range obsRow {
+		in[i] = float32(v)
+	}
+	p.forward(logits, *bufp)
+	p.scratch.Put(bufp)
+}
+
+// Bot plays a policy as an env.Bot (the card game's bots: the arena,
+// dgteach). GameBot is the same for any game of the interface.
 type Bot struct {
 	Policy *Policy
 	// Greedy picks the best legal action; otherwise actions are sampled
@@ -519,39 +607,37 @@ type Bot struct {
 	Temperature float64
 }
 
-type botScratch struct {
-	obs    []uint8
-	mask   [env.NumActions]uint8
-	logits [env.NumActions]float32
-}
-
-var botPool sync.Pool
-
-// CheckGame implements env.GameChecker: a policy plays only the player
-// count it was trained for.
+// CheckGame implements env.GameChecker: a policy plays only the game and
+// player count it was trained for.
 func (b Bot) CheckGame(g *env.Game) error { return b.Policy.CheckGame(g) }
 
 // Act implements env.Bot: it encodes the acting seat's observation, runs
 // the network and chooses among the legal actions.
 func (b Bot) Act(s *env.State, rng *env.RNG) env.Action {
 	p := b.Policy
-	sc, _ := botPool.Get().(*botScratch)
-	if sc == nil {
-		sc = &botScratch{}
-	}
-	defer botPool.Put(sc)
-	if cap(sc.obs) < p.meta.ObsSize {
-		sc.obs = make([]uint8, p.meta.ObsSize)
-	}
-	sc.obs = sc.obs[:p.meta.ObsSize]
+	sc := p.getDecision()
+	defer scratchPool.Put(sc)
 	s.WriteObservation(sc.obs, s.CurrentPlayer())
-	s.WriteMask(sc.mask[:])
-	bufp := p.getScratch()
-	in := (*bufp)[:p.meta.ObsSize]
-	for i, v := range sc.obs {
-		in[i] = float32(v)
-	}
-	p.forward(sc.logits[:], *bufp)
-	p.scratch.Put(bufp)
-	return Choose(sc.logits[:], sc.mask[:], b.Greedy, b.Temperature, rng)
+	s.WriteMask(sc.mask)
+	p.forwardObs(sc.obs, sc.logits)
+	return Choose(sc.logits, sc.mask, b.Greedy, b.Temperature, rng)
+}
+
+// GameBot plays a policy as a spiel.Bot, for any game of the interface
+// (Register makes it the bot "policy:<name>" of the policy's game).
+type GameBot struct {
+	Policy      *Policy
+	Greedy      bool
+	Temperature float64
+}
+
+// Act implements spiel.Bot.
+func (b GameBot) Act(s spiel.State, rng *spiel.RNG) int {
+	p := b.Policy
+	sc := p.getDecision()
+	defer scratchPool.Put(sc)
+	s.WriteObservation(sc.obs, s.CurrentPlayer())
+	s.WriteMask(sc.mask)
+	p.forwardObs(sc.obs, sc.logits)
+	return Choose(sc.logits, sc.mask, b.Greedy, b.Temperature, rng)
 }

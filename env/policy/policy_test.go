@@ -40,7 +40,7 @@ func readParity(tb testing.TB) ([]byte, [][]uint8, [][]float32) {
 // model (written by testdata/make_parity.py with the onnx package).
 func TestLogitsMatchNumpyReference(t *testing.T) {
 	model, obsRows, want := readParity(t)
-	p, err := policy.Parse("parity", model)
+	p, err := policy.Parse(games.Default(), "parity", model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,19 +60,20 @@ func TestLogitsMatchNumpyReference(t *testing.T) {
 		}
 	}
 	m := p.Meta()
-	if m.Game.Players != 4 || m.ObsSize != 874 || m.Description != "parity test model" {
+	if m.GameName != env.GameName || m.Params["players"] != 4 || m.Params["deals"] != 4 || m.ObsSize != 874 ||
+		m.NumActions != env.NumActions || m.Description != "parity test model" {
 		t.Errorf("Meta() = %+v", m)
 	}
 }
 
 func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 	model, _, _ := readParity(t)
-	p, err := policy.Parse("parity", model)
+	p, err := policy.Parse(games.Default(), "parity", model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := games.Default()
-	for name, f := range policy.Bots(map[string]*policy.Policy{"paritytest": p}) {
+	for name, f := range policy.CardBots(map[string]*policy.Policy{"paritytest": p}) {
 		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 
 func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
 	model, _, _ := readParity(t)
-	p, err := policy.Parse("parity", model)
+	p, err := policy.Parse(games.Default(), "parity", model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestParseRefusesBadModels(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := policy.Parse("x", c.data)
+			_, err := policy.Parse(games.Default(), "x", c.data)
 			if !errors.Is(err, policy.ErrBadModel) {
 				t.Fatalf("Parse = %v, want ErrBadModel", err)
 			}
@@ -149,7 +150,7 @@ func TestLoadFS(t *testing.T) {
 	pin := hex.EncodeToString(sum[:])
 	t.Run("loads every onnx file under an allowed name", func(t *testing.T) {
 		fsys := fstest.MapFS{"alpha.onnx": {Data: model}, "notes.txt": {Data: []byte("x")}}
-		ps, err := policy.LoadFS(fsys, map[string]string{"alpha": pin})
+		ps, err := policy.LoadFS(games.Default(), fsys, map[string]string{"alpha": pin})
 		if err != nil || len(ps) != 1 || ps["alpha"] == nil {
 			t.Fatalf("LoadFS = %v, %v", ps, err)
 		}
@@ -167,7 +168,7 @@ func TestLoadFS(t *testing.T) {
 	}
 	for _, c := range refusals {
 		t.Run("refuses "+c.name, func(t *testing.T) {
-			_, err := policy.LoadFS(c.fsys, c.pins)
+			_, err := policy.LoadFS(games.Default(), c.fsys, c.pins)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("LoadFS error = %v, want one mentioning %q", err, c.want)
 			}
@@ -187,7 +188,7 @@ func TestLoadFS(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer root.Close()
-		if _, err := policy.LoadFS(root.FS(), nil); err == nil {
+		if _, err := policy.LoadFS(games.Default(), root.FS(), nil); err == nil {
 			t.Fatal("LoadFS followed a link out of the directory")
 		}
 	})
@@ -218,7 +219,7 @@ func TestChoose(t *testing.T) {
 // plays legal games.
 func TestCommittedPolicyLoadsAndPlays(t *testing.T) {
 	fsys := os.DirFS("../../policies")
-	ps, err := policy.LoadFS(fsys, nil)
+	ps, err := policy.LoadFS(games.Default(), fsys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestCommittedPolicyLoadsAndPlays(t *testing.T) {
 // BenchmarkPolicyAct is one decision of the committed trained policy:
 // encode, forward, mask, choose.
 func BenchmarkPolicyAct(b *testing.B) {
-	ps, err := policy.LoadFS(os.DirFS("../../policies"), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS("../../policies"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x3a, 0x05, 0x0a, 0x03, 0x0a, 0x01, 0x78})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := policy.Parse("fuzz", data)
+		p, err := policy.Parse(games.Default(), "fuzz", data)
 		if err != nil {
 			if !errors.Is(err, policy.ErrBadModel) {
 				t.Fatalf("Parse error %v does not wrap ErrBadModel", err)

@@ -487,3 +487,76 @@ def test_evaluate_policy_in_process(server, tiny_run):
     # the policy's difference is its score minus the opponents' mean, game by game
     assert r["diff"][0] == pytest.approx(r["score"][0] - r["opp_score"][0])
     assert 0 <= r["win_rate"][0] <= 1
+
+
+# --- another game: the duel's preset, its policy file, served and evaluated (issue 14) ---
+
+
+@pytest.fixture(scope="module")
+def duel_run(server, tmp_path_factory) -> dict:
+    """The duel preset for 2 updates on a few envs: both roles against the heuristic and random."""
+    out = tmp_path_factory.mktemp("duel")
+    c = dict(PRESETS["duel"])
+    c.update(out=str(out), server=server.url, seed=5, num_envs=16, rollout_steps=8, updates=2, hidden=(32,),
+             final_eval_games=20, eval_every_s=1e9, progress=False, tensorboard=False, plot=False)
+    return train(TrainConfig(**c))
+
+
+def test_duel_preset_trains_both_roles_and_exports_a_duel_policy(duel_run):
+    s = duel_run
+    assert s["game"] == "duel" and s["players"] == 2 and s["updates"] == 2
+    m = pol.check_policy(s["onnx"])
+    assert (m.game, m.players, m.num_actions, m.obs_size, m.params) == ("duel", 2, 117, 461, {"max_rounds": 100})
+    assert json.loads(m.props()["dgenv.game"]) == {"name": "duel", "max_rounds": 100}
+    assert pol.read_meta(s["onnx"]) == m
+    for r in s["final_eval"]:  # duplicate: each role as often, its record by seat
+        seats = {b["seat"]: b for b in r["by_seat"]}
+        assert set(seats) == {0, 1} and seats[0]["games"] == seats[1]["games"] == r["games"] // 2
+        assert all(b["wins"] + b["draws"] + b["losses"] == b["games"] for b in seats.values())
+
+
+def test_duel_policy_is_served_evaluated_and_acts_in_process(duel_run, tmp_path):
+    from dgenv.evaluate import evaluate
+
+    pdir = tmp_path / "pols"
+    pdir.mkdir()
+    (pdir / "d.onnx").write_bytes(Path(duel_run["onnx"]).read_bytes())
+    net, _, _ = load_checkpoint(duel_run["checkpoint"])
+    with dgenv.serve(args=["--policies", str(pdir)]) as srv:
+        (info,) = srv.policies()
+        assert info["game"] == {"name": "duel", "max_rounds": 100} and info["num_actions"] == 117
+        assert "policy:d" in srv.game("duel").raw["bots"] and "policy:d" not in srv.game().raw["bots"]
+        env = srv.make(game="duel", num_envs=8, seed=1, learner_seats=[1], opponent="policy:d")
+        b = env.reset()
+        rng = np.random.default_rng(0)
+        done = 0
+        for _ in range(400):
+            b = env.step(random_legal(b.mask, rng))
+            done += int(b.done.sum())
+        assert done >= 8
+        env.close()
+        with pytest.raises(dgenv.BadRequest, match="policy:d"):  # a duel bot, not the card game's
+            srv.make(players=4, num_envs=1, learner_seats=[0], opponent="policy:d")
+        raw = srv.make(game="duel", num_envs=16, seed=2, obs_dtype=None)
+        b = raw.reset()
+        for _ in range(10):
+            b = raw.step(random_legal(b.mask, rng))
+        acts, got = srv.act("d", b.obs, b.mask, logits=True)
+        raw.close()
+    x = np.asarray(b.obs, np.float32)
+    with torch.no_grad():
+        want = net.logits(torch.from_numpy(x)).numpy()
+    assert got.shape == (16, 117)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)
+    assert b.mask[np.arange(len(acts)), acts].all()
+    # in process: the same policy, the same actions
+    loc = dgenv.local(policies=pdir)
+    got_local = loc.act("d", b.obs, b.mask)
+    np.testing.assert_array_equal(got_local, acts)
+    with pytest.raises(ValueError, match=r"want \(16, 117\)"):
+        loc.act("d", b.obs, b.mask[:, :90])
+    # dgeval plays it in both roles, and evaluate() refuses it at a card table
+    res = evaluate(["policy:d", "random"], games=20, game="duel", policies=str(pdir), backend="dgeval", progress=False)
+    assert {(r["name"], r["seat"]) for r in res["by_seat"]} == {("policy:d", 0), ("policy:d", 1), ("random", 0), ("random", 1)}
+    with pytest.raises(ValueError, match="plays duel"):
+        evaluate(["policy:d", "random", "random"], games=3, policies=str(pdir), backend="dgeval", progress=False)

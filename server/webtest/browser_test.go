@@ -31,6 +31,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
@@ -210,7 +211,7 @@ func newTestServer(t *testing.T, token string, mutate ...func(*server.Config)) *
 	}
 	// Only the 4-player policy, whatever else policies/ holds: the tests
 	// check which bots the page offers for each player count.
-	policies, err := policy.LoadFS(fstest.MapFS{"beat-heuristic.onnx": {Data: mustRead(t, "../../policies/beat-heuristic.onnx")}}, nil)
+	policies, err := policy.LoadFS(games.Default(), fstest.MapFS{"beat-heuristic.onnx": {Data: mustRead(t, "../../policies/beat-heuristic.onnx")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
@@ -210,22 +211,26 @@ const (
 	PackingBits = "bits"
 )
 
-// CardParams are the card game's parameters as the wire names them (a
-// policy's game in GET /v1/policies; records of the card game).
-type CardParams struct {
-	Players     int `json:"players"`
-	Deals       int `json:"deals"`
-	FirstDealer int `json:"first_dealer"`
+// PolicyInfo is one entry of GET /v1/policies (and of libdgenv's list).
+type PolicyInfo struct {
+	Name string `json:"name"`
+	Bot  string `json:"bot"`
+	// Game is the game the policy plays, as a create-session's "game"
+	// takes it: {"name", ...parameters}.
+	Game        GameSpec `json:"game"`
+	ObsSize     int      `json:"obs_size"`
+	NumActions  int      `json:"num_actions"`
+	SHA256      string   `json:"sha256"`
+	Description string   `json:"description"`
 }
 
-// CardParamsOf converts the engine's parameters.
-func CardParamsOf(p env.Params) CardParams {
-	return CardParams{Players: p.Players, Deals: p.Deals, FirstDealer: p.FirstDealer}
-}
-
-// Params converts back to the engine's parameters.
-func (p CardParams) Params() env.Params {
-	return env.Params{Players: p.Players, Deals: p.Deals, FirstDealer: p.FirstDealer}
+// PolicyInfoOf describes the policy p loaded as name.
+func PolicyInfoOf(name string, p *policy.Policy) PolicyInfo {
+	m := p.Meta()
+	return PolicyInfo{
+		Name: name, Bot: "policy:" + name, Game: GameOf(p.Game()), ObsSize: m.ObsSize,
+		NumActions: m.NumActions, SHA256: p.SHA256(), Description: m.Description,
+	}
 }
 
 // Int reads an integer parameter of a decoded GameSpec (JSON gives float64,

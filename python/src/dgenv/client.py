@@ -296,6 +296,46 @@ class Client:
             recover=self.recover if recover is None else bool(recover),
         )
 
+    def policies(self) -> list[dict[str, Any]]:
+        """The trained policies the server loaded (``GET /v1/policies``): ``name``, ``bot``,
+        ``game`` (``{"name", ...parameters}``), ``obs_size``, ``num_actions``, ``sha256``, ``description``."""
+        return list(self._request("GET", "/v1/policies")["policies"])
+
+    def act(
+        self,
+        policy: str,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        *,
+        greedy: bool = True,
+        temperature: float = 1.0,
+        seed: int = 0,
+        logits: bool = False,
+    ) -> Union[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """A served policy's actions (``POST /v1/policies/{name}/act``) for observations
+        ``[N, D]`` (the engine's small integers, any numeric dtype) and masks ``[N, A]``.
+
+        Greedy by default, or sampled from the masked softmax at ``temperature``
+        with ``seed``. Returns the ``[N]`` int32 actions, and the ``[N, A]`` float32
+        logits too when ``logits`` is True. The same as :meth:`dgenv.LocalClient.act`.
+        """
+        o = np.ascontiguousarray(obs)
+        if o.ndim != 2:
+            raise ValueError(f"obs shape {o.shape}: want [N, D]")
+        if o.dtype != np.uint8:
+            if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
+                raise ValueError("obs: want the engine's small non-negative integers")
+            o = o.astype(np.uint8)
+        m = np.ascontiguousarray(mask, dtype=np.uint8)
+        body = {"obs": _wire.encode_tensor(o), "mask": _wire.encode_tensor(m), "greedy": bool(greedy),
+                "temperature": float(temperature), "seed": int(seed) & (2**64 - 1), "logits": bool(logits)}
+        ans = self._request("POST", f"/v1/policies/{policy}/act", body)
+        acts = np.asarray(_wire.decode_tensor(ans["actions"]), dtype=np.int32).reshape(-1)
+        if logits:
+            lg = np.asarray(_wire.decode_tensor(ans["logits"]), dtype=np.float32).reshape(len(acts), -1)
+            return acts, lg
+        return acts
+
     def games(self) -> list[GameInfo]:
         """The games this server plays (``GET /v1/games``): names, parameters and spaces."""
         ans = self._request("GET", "/v1/games")

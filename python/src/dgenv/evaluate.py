@@ -38,10 +38,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .spec import DEFAULT_GAME
 from .stats import ratings, summarize
 
 __all__ = ["evaluate", "find_dgeval", "plot_results", "write_results", "main"]
@@ -106,11 +107,16 @@ def _resolve_policies(agents: Sequence[str], policies_dir: Optional[str], tmp: P
 
 def _run_dgeval(
     exe: Path, agents: list[str], players: int, deals: Optional[int], games: int, seed: int, duplicate: bool,
-    policies: Optional[Path], workers: int, progress: bool, tmp: Path,
+    policies: Optional[Path], workers: int, progress: bool, tmp: Path, game: str = DEFAULT_GAME,
+    game_params: Optional[Mapping[str, int]] = None,
 ) -> dict[str, Any]:
     out = tmp / "dgeval.json"
     cmd = [str(exe), "-players", str(players), "-agents", ",".join(agents), "-games", str(games),
            "-seed", str(seed), "-json", str(out)]
+    if game != DEFAULT_GAME:
+        cmd += ["-game", game]
+    if game_params:
+        cmd += ["-game-params", ",".join(f"{k}={int(v)}" for k, v in game_params.items())]
     if deals:
         cmd += ["-deals", str(deals)]
     if duplicate:
@@ -165,7 +171,8 @@ def _run_dgeval(
 
 def _run_python(
     agents: list[str], files: dict[str, Path], players: int, deals: Optional[int], games: int, seed: int,
-    duplicate: bool, progress: bool, server: Optional[str],
+    duplicate: bool, progress: bool, server: Optional[str], game: str = DEFAULT_GAME,
+    game_params: Optional[Mapping[str, int]] = None,
 ) -> dict[str, Any]:
     from .client import connect
     from .policy import OnnxPolicy
@@ -195,7 +202,9 @@ def _run_python(
         for r in rotations:
             seat_agents = [agents[(s - r) % players] for s in range(players)]  # agent i sits at seat (i + r) % P
             learners = [s for s, a in enumerate(seat_agents) if a.startswith("policy:")]
-            env = client.make(players=players, num_envs=per_rot, seed=seed, deals=deals,
+            card = game == DEFAULT_GAME
+            env = client.make(players=players if card else None, num_envs=per_rot, seed=seed, deals=deals if card else None,
+                              game={"name": game, **(game_params or {})},
                               learner_seats=learners if bot else None, opponent=bot, reward="points", obs_dtype=None)
             try:
                 b = env.reset(seed=seed)
@@ -241,6 +250,8 @@ def evaluate(
     progress: bool = True,
     dgeval: Optional[str] = None,
     server: Optional[str] = None,
+    game: Optional[str] = None,
+    game_params: Optional[Mapping[str, int]] = None,
 ) -> dict[str, Any]:
     """Play a match and return its summary.
 
@@ -257,12 +268,20 @@ def evaluate(
         progress: show a progress bar.
         dgeval: path of the dgeval binary.
         server: URL of a running server for the python backend (default: start one).
+        game: the game (default the card game, ``"david_goliath"``; ``"duel"``...).
+            ``players`` and ``deals`` are the card game's; other games have a fixed
+            seat count (give as many agents).
+        game_params: that game's parameters (e.g. ``{"max_rounds": 50}`` for the duel).
 
     Returns:
         ``{"backend", "games", "players", "seed", "duplicate", "agents": [{"name", "seats",
-        "score", "score_diff", "win_rate"}], "ratings"}``, each statistic ``{"mean", "ci95"}``.
+        "score", "score_diff", "win_rate"}], "ratings"}``, each statistic ``{"mean", "ci95"}``;
+        the dgeval backend adds ``"by_seat"``: each agent's record from each seat it
+        held (in the duel, each role): ``{"agent", "name", "seat", "games", "score",
+        "wins", "draws", "losses"}``.
     """
     agents = [a.strip() for a in agents if a.strip()]
+    game = game or DEFAULT_GAME
     players = players or len(agents)
     if len(agents) != players:
         raise ValueError(f"{len(agents)} agents for {players} seats")
@@ -274,6 +293,8 @@ def evaluate(
 
             for stem, f in files.items():
                 m = read_meta(f)
+                if m.game != game:
+                    raise ValueError(f"policy {stem} ({f}) plays {m.game}, the match is {game}")
                 if m.players != players:
                     raise ValueError(f"policy {stem} ({f}) was trained for {m.players} players, the table has {players}")
         exe = None
@@ -286,9 +307,9 @@ def evaluate(
                 exe = None
         if exe is not None:
             res = _run_dgeval(exe, names, players, deals, games, seed, duplicate, pdir if files else None,
-                              workers, progress, tmp)
+                              workers, progress, tmp, game, game_params)
         else:
-            res = _run_python(names, files, players, deals, games, seed, duplicate, progress, server)
+            res = _run_python(names, files, players, deals, games, seed, duplicate, progress, server, game, game_params)
         res["agent_files"] = {k: str(v) for k, v in files.items()}
         res["agents_given"] = agents
         return res
@@ -360,9 +381,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--dgeval", default=None, help="path of the dgeval binary")
     p.add_argument("--server", default=None, help="URL of a running server (python backend)")
+    p.add_argument("--game", default=None, help="the game (default the card game; e.g. duel)")
+    p.add_argument("--game-params", default="", help="that game's parameters, k=v comma-separated (e.g. max_rounds=50)")
     a = p.parse_args(argv)
+    gp = {k: int(v) for k, v in (kv.split("=", 1) for kv in a.game_params.split(",") if kv)}
     res = evaluate(a.agents.split(","), a.games, a.players, a.deals, a.seed, a.duplicate, a.policies, a.backend,
-                   a.workers, not a.quiet, a.dgeval, a.server)
+                   a.workers, not a.quiet, a.dgeval, a.server, game=a.game, game_params=gp or None)
     paths = write_results(res, Path(a.out))
     print(f"{res['games']} games, {res['players']} players, seed {res['seed']}, duplicate {res['duplicate']}, backend {res['backend']}")
     print(f"{'agent':<24} {'seats':>5} {'score/game':>16} {'score diff':>16} {'win rate':>14} {'rating':>7}")

@@ -105,12 +105,13 @@ class LocalClient:
         seed: int = 0,
         logits: bool = False,
     ) -> Union[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """A loaded policy's actions for observations ``[N, D]`` and masks ``[N, 90]``.
+        """A loaded policy's actions for observations ``[N, D]`` and masks ``[N, A]``.
 
         The in-process ``POST /v1/policies/{name}/act``: greedy by default, or
-        sampled from the masked softmax at ``temperature`` with ``seed``.
-        Returns the ``[N]`` int32 actions, and the ``[N, 90]`` logits too
-        when ``logits`` is True.
+        sampled from the masked softmax at ``temperature`` with ``seed``. A is
+        the policy's game's action count (its ``num_actions`` in
+        :meth:`policies`: 90 for the card game). Returns the ``[N]`` int32
+        actions, and the ``[N, A]`` logits too when ``logits`` is True.
         """
         o = np.ascontiguousarray(obs)
         if o.ndim != 2:
@@ -121,10 +122,11 @@ class LocalClient:
             o = o.astype(np.uint8)
         n = o.shape[0]
         m = np.ascontiguousarray(mask, dtype=np.uint8)
-        if m.shape != (n, 90):
-            raise ValueError(f"mask shape {m.shape}: want ({n}, 90)")
+        na = self._num_actions(policy)  # None: not loaded, and the library answers not_found
+        if na is not None and m.shape != (n, na):
+            raise ValueError(f"mask shape {m.shape}: want ({n}, {na})")
         out = np.empty(n, dtype=np.int32)
-        lg = np.empty((n, 90), dtype=np.float32) if logits else None
+        lg = np.empty((n, na or 0), dtype=np.float32) if logits else None
         _capi.check(
             self._lib.dg_policy_act(
                 policy.encode(), o.ctypes.data, o.size, m.ctypes.data, n, int(bool(greedy)), float(temperature),
@@ -136,6 +138,15 @@ class LocalClient:
         if lg is not None:
             return out, lg
         return out
+
+    def _num_actions(self, policy: str) -> Optional[int]:
+        """The action count of the loaded policy ``policy`` (None if it is not loaded).
+        A loaded name never changes its file, so the answer is kept."""
+        cache: dict[str, int] = self.__dict__.setdefault("_actions", {})
+        if policy not in cache:
+            for p in self.policies():
+                cache[p["name"]] = int(p["num_actions"])
+        return cache.get(policy)
 
     def make(
         self,

@@ -2,22 +2,27 @@
 
 A policy file is what the Go server loads to play ``"opponent": "policy:<name>"``
 and what :mod:`dgenv.evaluate` plays. It holds no pickle, no Python: one ONNX
-graph from the raw observation to 90 unmasked logits, plus metadata.
+graph from the raw observation to the game's unmasked logits (90 for the card
+game, 117 for the duel), plus metadata.
 
 The format, exactly:
 
 * one graph input ``"obs"``: float32 ``[batch, D]`` (first dim symbolic), the raw
   uint8 observation of the seat to act converted to float32 (no scaling: the
   graph scales inside, with a ``Mul`` by a constant);
-* one graph output ``"logits"``: float32 ``[batch, 90]``, unmasked (the consumer
+* one graph output ``"logits"``: float32 ``[batch, A]`` (A the game's actions), unmasked (the consumer
   sets illegal actions to -inf before argmax / softmax);
 * nodes only from ``Gemm`` (alpha, beta, transA=0, transB 0 or 1), ``MatMul``,
   ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity``; weights are float32
   initializers;
 * ``metadata_props``: ``dgenv.format = "policy-v1"``, ``dgenv.game`` (JSON
+  ``{"name", ...parameters}`` as a session's ``game`` takes it, e.g.
+  ``{"name": "duel", "max_rounds": 100}``; without ``"name"``, the card game:
   ``{"players", "deals", "first_dealer"}``), ``dgenv.obs_layout`` (JSON list of
   ``{"name", "offset", "shape"}`` in the session spec's order), ``dgenv.obs_size``
-  (``"D"``), ``dgenv.num_actions`` (``"90"``), optionally ``dgenv.description``.
+  (``"D"``), ``dgenv.num_actions`` (``"A"``), ``dgenv.players`` (seats),
+  optionally ``dgenv.description``. The loader checks the layout and the action
+  count against the named game's.
 
 This module needs ``numpy`` and ``onnx`` (the ``train`` extra), not torch.
 :func:`onnx_forward` is a pure-numpy reference evaluator of such a graph, used
@@ -27,11 +32,13 @@ to check exports against torch and the Go server's inference.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
+
+from .spec import DEFAULT_GAME, ObsSpec
 
 __all__ = [
     "FORMAT",
@@ -71,13 +78,16 @@ class PolicyMeta:
     """What a policy file says about the game it plays.
 
     Attributes:
-        players: seats per table (3..6).
-        deals: deals per game.
-        first_dealer: seat that deals first.
+        players: seats per table (the card game: 3..6; the duel: 2).
+        deals: the card game's deals per game (0 for other games).
+        first_dealer: the card game's first dealer (0 for other games).
         obs_layout: sections as ``{"name", "offset", "shape"}`` dicts, in spec order.
         obs_size: D, elements of one observation.
-        num_actions: 90.
+        num_actions: A, the game's actions (90 for the card game).
         description: free text (may be empty).
+        game: the registered game's name (``"david_goliath"``, ``"duel"``...).
+        params: the parameters of a game other than the card game (the card
+            game's are ``players``, ``deals`` and ``first_dealer``).
     """
 
     players: int
@@ -87,37 +97,54 @@ class PolicyMeta:
     obs_size: int
     num_actions: int = NUM_ACTIONS
     description: str = ""
+    game: str = DEFAULT_GAME
+    params: Mapping[str, int] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_spec(cls, spec: Any, deals: Optional[int] = None, first_dealer: int = 0, description: str = "") -> "PolicyMeta":
-        """Build from a session :class:`~dgenv.client.Spec` (or its wire dict)."""
+        """Build from a session :class:`~dgenv.client.Spec` (or its wire dict: ``players``,
+        ``num_actions``, ``obs`` and optionally ``game``). ``deals`` and ``first_dealer`` are
+        the card game's (by default the session's, else as many deals as players)."""
         if isinstance(spec, Mapping):
-            num_actions = int(spec["num_actions"])
-            players = int(spec["players"])
-            sections = [(str(s["name"]), int(s["offset"]), tuple(int(x) for x in s["shape"])) for s in spec["obs"]["sections"]]
-            size = int(np.prod(spec["obs"]["shape"]))
+            g = dict(spec.get("game") or {})
+            game = str(g.pop("name", "") or DEFAULT_GAME)
+            players, num_actions = int(spec["players"]), int(spec["num_actions"])
+            obs = ObsSpec.from_wire(spec["obs"], num_actions)
         else:
-            num_actions = spec.num_actions
-            players = spec.players
-            sections = [(s.name, s.offset, tuple(s.shape)) for s in spec.obs.sections]
-            size = spec.obs.size
+            game, g = spec.game, dict(spec.params)
+            players, num_actions, obs = spec.players, spec.num_actions, spec.obs
+        card = game == DEFAULT_GAME
+        if card:
+            deals = int(deals if deals is not None else g.get("deals") or players)
+            first_dealer = int(first_dealer or g.get("first_dealer") or 0)
         return cls(
             players=players,
-            deals=int(deals if deals is not None else players),
-            first_dealer=int(first_dealer),
-            obs_layout=tuple({"name": n, "offset": o, "shape": list(sh)} for n, o, sh in sections),
-            obs_size=size,
+            deals=deals if card else 0,
+            first_dealer=first_dealer if card else 0,
+            obs_layout=tuple({"name": s.name, "offset": s.offset, "shape": list(s.shape)} for s in obs.sections),
+            obs_size=obs.size,
             num_actions=num_actions,
             description=description,
+            game=game,
+            params={} if card else {k: int(v) for k, v in g.items()},
         )
+
+    def game_spec(self) -> dict[str, Any]:
+        """The game as a session's ``game`` takes it: ``{"name", ...parameters}``."""
+        if self.game == DEFAULT_GAME:
+            return {"name": self.game, "players": self.players, "deals": self.deals, "first_dealer": self.first_dealer}
+        return {"name": self.game, **self.params}
 
     def props(self) -> dict[str, str]:
         """The ``metadata_props`` key/value strings of the format."""
+        if self.game == DEFAULT_GAME:  # without "name", as files of the card game always were
+            game = {"players": self.players, "deals": self.deals, "first_dealer": self.first_dealer}
+        else:
+            game = self.game_spec()
         p = {
             "dgenv.format": FORMAT,
-            "dgenv.game": json.dumps(
-                {"players": self.players, "deals": self.deals, "first_dealer": self.first_dealer}, separators=(",", ":")
-            ),
+            "dgenv.game": json.dumps(game, separators=(",", ":")),
+            "dgenv.players": str(self.players),
             "dgenv.obs_layout": json.dumps(
                 [{"name": s["name"], "offset": int(s["offset"]), "shape": [int(x) for x in s["shape"]]} for s in self.obs_layout],
                 separators=(",", ":"),
@@ -135,16 +162,20 @@ class PolicyMeta:
         if props.get("dgenv.format") != FORMAT:
             raise ValueError(f"dgenv.format is {props.get('dgenv.format')!r}, want {FORMAT!r}")
         try:
-            game = json.loads(props["dgenv.game"])
+            game = dict(json.loads(props["dgenv.game"]))
             layout = json.loads(props["dgenv.obs_layout"])
+            name = str(game.pop("name", DEFAULT_GAME) or DEFAULT_GAME)
+            card = name == DEFAULT_GAME
             return cls(
-                players=int(game["players"]),
-                deals=int(game["deals"]),
-                first_dealer=int(game.get("first_dealer", 0)),
+                players=int(game["players"]) if card else int(props.get("dgenv.players", 0)),
+                deals=int(game["deals"]) if card else 0,
+                first_dealer=int(game.get("first_dealer", 0)) if card else 0,
                 obs_layout=tuple(layout),
                 obs_size=int(props["dgenv.obs_size"]),
                 num_actions=int(props["dgenv.num_actions"]),
                 description=props.get("dgenv.description", ""),
+                game=name,
+                params={} if card else {k: int(v) for k, v in game.items()},
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"bad dgenv metadata: {e}") from e
@@ -169,7 +200,7 @@ def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.nda
     """Build the policy graph ``logits = L_n(...act(L_1(obs * scale)))`` with onnx's helper API.
 
     Args:
-        layers: the dense layers in order; the last one has 90 outputs and no activation.
+        layers: the dense layers in order; the last one has ``meta.num_actions`` outputs and no activation.
         meta: game and observation layout written into the metadata.
         scale: optional ``[D]`` float32 multiplied into the observation first.
 
@@ -312,7 +343,7 @@ def onnx_forward(path_or_model: Any, obs: np.ndarray) -> np.ndarray:
         obs: ``[B, D]`` observations (any numeric dtype; converted to float32).
 
     Returns:
-        ``[B, 90]`` float32 logits.
+        ``[B, A]`` float32 logits.
     """
     from onnx import numpy_helper
 
@@ -374,7 +405,7 @@ class OnnxPolicy:
         self.meta = check_policy(self.model)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """``[B, 90]`` unmasked logits of raw observations ``[B, D]``."""
+        """``[B, A]`` unmasked logits of raw observations ``[B, D]``."""
         return onnx_forward(self.model, obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: Optional[np.random.Generator] = None) -> np.ndarray:

@@ -43,7 +43,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -51,6 +51,7 @@ from torch import nn
 
 from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
+from .spec import DEFAULT_GAME
 
 __all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
 
@@ -65,9 +66,12 @@ class TrainConfig:
     out: Optional[str] = None
     algo: str = "ppo"  # ppo | imitate (fit search's labels from bin/dgteach: dgenv.imitate)
     # game and env
-    players: int = 4
-    deals: Optional[int] = None
+    game: str = DEFAULT_GAME  # a registered game: david_goliath (the card game) or duel
+    game_params: str = ""  # that game's parameters, "k=v,k=v" (e.g. "max_rounds=100" for the duel)
+    players: int = 4  # the card game's (the duel has 2 seats)
+    deals: Optional[int] = None  # the card game's
     opponent: str = "heuristic"  # random | heuristic | search | policy:NAME | self, or a mix "heuristic,random"
+    learner_seats: str = "0"  # seats the learner takes against bots, envs split evenly ("0,1": both duel roles)
     reward: str = "zero_sum"
     reward_scale: float = 0.05
     shaping: bool = True  # potential-based: deal score so far, from the prize piles
@@ -199,6 +203,35 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_opponents=("heuristic", "search"),
         final_eval_games=400,
     ),
+    # The duel (docs/duel.md): one network for both roles (Goliath at seat 0,
+    # David at seat 1), against the heuristic bot in both, with some random
+    # opponents early on for easy wins to learn from, and self-play.
+    "duel": dict(
+        name="duel",
+        game="duel",
+        learner_seats="0,1",
+        opponent="heuristic,heuristic,heuristic,random",
+        num_envs=256,
+        rollout_steps=32,
+        minutes=30.0,
+        hidden=(256, 256),
+        features=False,
+        shaping=False,
+        reward="zero_sum",
+        reward_scale=1.0,
+        gamma=0.995,
+        gae_lambda=0.95,
+        lr=5e-4,
+        lr_final=0.2,
+        epochs=3,
+        minibatches=4,
+        ent_coef=0.01,
+        target_kl=0.03,
+        eval_every_s=150.0,
+        eval_games=400,
+        eval_opponents=("random", "heuristic"),
+        final_eval_games=2000,
+    ),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -230,15 +263,19 @@ def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
 
 def evaluate_onnx(
     onnx_path: Any, opponent: str, games: int, players: int = 4, deals: Optional[int] = None, seed: int = 12345,
+    game: str = DEFAULT_GAME, game_params: Optional[Mapping[str, int]] = None,
 ) -> dict[str, Any]:
     """The exported policy at one seat against ``players - 1`` bots ``opponent``, played by
-    ``bin/dgeval`` with duplicate deals (every deal under every seating): the statistics of
-    every other evaluation of the project (:mod:`dgenv.evaluate`), in :func:`evaluate_policy`'s form.
+    ``bin/dgeval`` with duplicate deals (every deal under every seating; in the duel, both
+    roles): the statistics of every other evaluation of the project (:mod:`dgenv.evaluate`),
+    in :func:`evaluate_policy`'s form, plus ``"by_seat"``: the policy's record from each
+    seat (``{"seat", "games", "score": [mean, ci95], "wins", "draws", "losses"}``).
     """
     from .evaluate import evaluate
 
-    res = evaluate([f"policy:{onnx_path}"] + [opponent] * (players - 1), games=games, players=players, deals=deals,
-                   seed=seed, duplicate=True, backend="dgeval", progress=False)
+    res = evaluate([f"policy:{onnx_path}"] + [opponent] * (players - 1), games=games, players=players,
+                   deals=deals if game == DEFAULT_GAME else None, seed=seed, duplicate=True, backend="dgeval",
+                   progress=False, game=game, game_params=game_params)
     pol = next(a for a in res["agents"] if a["name"].startswith("policy:"))
     other = next(a for a in res["agents"] if not a["name"].startswith("policy:"))
     pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
@@ -249,7 +286,28 @@ def evaluate_onnx(
         "opp_score": pair(other["score"]),
         "diff": pair(pol["score_diff"]),
         "win_rate": pair(pol["win_rate"]),
+        "by_seat": [
+            {"seat": r["seat"], "games": r["games"], "score": pair(r["score"]), "wins": r["wins"], "draws": r["draws"],
+             "losses": r["losses"]}
+            for r in res.get("by_seat", []) if r["name"].startswith("policy:")
+        ],
     }
+
+
+def _parse_params(text: str) -> dict[str, int]:
+    """``"k=v,k=v"`` as a dict of integers (a game's parameters)."""
+    out: dict[str, int] = {}
+    for kv in (text or "").split(","):
+        if not kv.strip():
+            continue
+        k, sep, v = kv.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise ValueError(f"game parameter {kv!r}: want k=<integer>")
+    return out
 
 
 def _sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -571,7 +629,7 @@ def plot_curve(out: Path, title: str = "") -> Optional[Path]:
             x = np.array([int(r["step"]) / 1e6 for r in rr])
             y = np.array([float(r["diff"]) for r in rr])
             c = np.array([float(r["diff_ci95"]) for r in rr])
-            ax.errorbar(x, y, yerr=c, marker="o", ms=4, capsize=3, label=f"eval vs 3x {opp} (greedy, 95% CI)")
+            ax.errorbar(x, y, yerr=c, marker="o", ms=4, capsize=3, label=f"eval vs {opp} (greedy, 95% CI)")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xlabel("learner decisions (millions)")
     ax.set_ylabel("points per game: policy - opponents' mean")
@@ -618,6 +676,11 @@ class _Run:
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.t0 = time.monotonic()
         self.budget = cfg.minutes * 60.0
+        self.card = cfg.game == DEFAULT_GAME
+        self.game_params = _parse_params(cfg.game_params)
+        self.seats = [int(s) for s in str(cfg.learner_seats).split(",") if s.strip()]
+        if not self.seats:
+            raise ValueError(f"--learner-seats {cfg.learner_seats!r}: want seat numbers, e.g. 0 or 0,1")
         self.client: Any = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
         self.log = _Logger(self.out, cfg.tensorboard)
         self.envs: list[Any] = []
@@ -636,26 +699,35 @@ class _Run:
         # one session per distinct opponent; repeating a name weighs it ("heuristic,heuristic,random");
         # "self" is a self-play session (the current net and its past snapshots at the other seats)
         shares = {o: opps.count(o) for o in dict.fromkeys(opps)}
+        kinds: list[str] = []
         for k, (o, share) in enumerate(shares.items()):
             n = cfg.num_envs * share // len(opps)
             if n < 1:
                 raise ValueError(f"--num-envs {cfg.num_envs} is too small to split over {opps}")
-            self.envs.append(
-                self.client.make(
-                    players=cfg.players,
-                    num_envs=n,
-                    seed=cfg.seed + 1000 * k,
-                    learner_seats=None if o == "self" else [0],
-                    opponent=None if o == "self" else o,
-                    reward=cfg.reward,
-                    deals=cfg.deals,
+            # against bots, the envs are split over the learner's seats (a session each)
+            seats: list[Optional[list[int]]] = [None] if o == "self" else [[s] for s in self.seats]
+            for j, ls in enumerate(seats):
+                m = n * (j + 1) // len(seats) - n * j // len(seats)
+                if m < 1:
+                    raise ValueError(f"--num-envs {cfg.num_envs} is too small to split over {opps} and seats {self.seats}")
+                self.envs.append(
+                    self.client.make(
+                        players=cfg.players if self.card else None,
+                        num_envs=m,
+                        seed=cfg.seed + 1000 * k + 100 * j,
+                        learner_seats=ls,
+                        opponent=None if o == "self" else o,
+                        reward=cfg.reward,
+                        deals=cfg.deals if self.card else None,
+                        game={"name": cfg.game, **self.game_params},
+                    )
                 )
-            )
+                kinds.append(o)
         env = self.envs[0]
         self.meta = PolicyMeta.from_spec(env.spec, deals=cfg.deals)
+        self.players = env.players
         self.net = self._network(env)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)
-        kinds = list(shares)
         self.cols = [_Collector(e, self.net, cfg, self.gen, self.rng, kinds[i] == "self", seed=cfg.seed + 1000 * i)
                      for i, e in enumerate(self.envs)]
         for c in self.cols:
@@ -828,7 +900,7 @@ class _Run:
         onnx_eval = export_onnx(net, self.meta, self.out / "eval" / "policy.onnx",
                                 description=f"{cfg.name} update {self.update_n}")
         for opp in cfg.eval_opponents:
-            r = evaluate_onnx(onnx_eval, opp, games, cfg.players, cfg.deals, cfg.eval_seed)
+            r = evaluate_onnx(onnx_eval, opp, games, self.players, cfg.deals, cfg.eval_seed, cfg.game, self.game_params)
             r.update(update=self.update_n, step=self.step, time=round(time.monotonic() - self.t0, 1), tag=tag)
             res.append(r)
             self.log.row(
@@ -878,6 +950,8 @@ class _Run:
             plot_curve(self.out, cfg.name)
         summary = {
             "out": str(self.out),
+            "game": cfg.game,
+            "players": self.players,
             "checkpoint": str(ck),
             "onnx": str(onnx_path),
             "updates": self.update_n,
@@ -972,12 +1046,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cfg = config_from_args(argv)
     s = train(cfg)
     print(json.dumps({k: s[k] for k in ("out", "onnx", "updates", "steps", "minutes")}))
+    k = s.get("players", cfg.players) - 1
     for r in s["final_eval"]:
         print(
-            f"vs 3x {r['opponent']:<10} {r['games']} games: policy {r['score'][0]:.1f} ± {r['score'][1]:.1f}, "
-            f"opponents {r['opp_score'][0]:.1f} ± {r['opp_score'][1]:.1f}, diff {r['diff'][0]:+.1f} ± {r['diff'][1]:.1f}, "
+            f"vs {k}x {r['opponent']:<10} {r['games']} games: policy {r['score'][0]:.2f} ± {r['score'][1]:.2f}, "
+            f"opponents {r['opp_score'][0]:.2f} ± {r['opp_score'][1]:.2f}, diff {r['diff'][0]:+.2f} ± {r['diff'][1]:.2f}, "
             f"win rate {r['win_rate'][0]:.3f} ± {r['win_rate'][1]:.3f}"
         )
+        if cfg.game != DEFAULT_GAME:  # each role (seat) apart: wins-draws-losses
+            for b in r.get("by_seat", []):
+                print(f"    as seat {b['seat']}: {b['wins']}-{b['draws']}-{b['losses']} (wins-draws-losses of {b['games']}), "
+                      f"score {b['score'][0]:+.3f} ± {b['score'][1]:.3f}")
     return 0
 
 
