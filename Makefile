@@ -18,11 +18,12 @@ build:
 # The main job: build and start the batch server on loopback, serving the
 # trained policies in policies/ as opponents "policy:<name>" and the search
 # each guides as "search:policy:<name>". OPPONENT is the strongest trained bot
-# (docs/training.md), the one to play against.
+# (docs/training.md): the server's default opponent (sessions.default_opponent),
+# playing the other seats of a session that names none.
 OPPONENT ?= search:policy:imitate-search
 run: build
-	@echo "strongest trained opponent: \"opponent\": \"$(OPPONENT)\" (bare network: policy:imitate-search)"
-	$(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
+	@echo "default opponent (sessions.default_opponent): $(OPPONENT) (bare network: policy:imitate-search)"
+	DGSERVER_SESSIONS_DEFAULT_OPPONENT='$(OPPONENT)' $(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.
 # On a fresh machine the Python test extras take minutes to download and

@@ -33,6 +33,18 @@ type Config struct {
 	Engine   EngineConfig   `mapstructure:"engine"`
 	Policies PoliciesConfig `mapstructure:"policies"`
 	Web      WebConfig      `mapstructure:"web"`
+	Sessions SessionsConfig `mapstructure:"sessions"`
+}
+
+// SessionsConfig shapes sessions a client creates.
+type SessionsConfig struct {
+	// DefaultOpponent is the bot that plays the other seats of a session
+	// whose create request names no opponent (neither "opponent" nor
+	// "opponents") and whose learner_seats leave seats to play: a bot of
+	// the card game, built-in ("search") or of a loaded policy
+	// ("search:policy:<name>"), checked at start-up. Empty: such a request
+	// must name its opponent.
+	DefaultOpponent string `mapstructure:"default_opponent"`
 }
 
 // PoliciesConfig says where trained policies are loaded from at start-up.
@@ -220,6 +232,9 @@ func (c *Config) Validate() error {
 		if b, err := hex.DecodeString(pin); err != nil || len(b) != sha256.Size {
 			bad("policies.pins."+name, pin, "want a hex SHA-256 digest (64 characters)")
 		}
+	}
+	if strings.TrimSpace(c.Sessions.DefaultOpponent) != c.Sessions.DefaultOpponent {
+		bad("sessions.default_opponent", fmt.Sprintf("%q", c.Sessions.DefaultOpponent), "has leading or trailing space")
 	}
 	if len(c.Policies.Pins) > 0 && c.Policies.Dir == "" {
 		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")

@@ -183,7 +183,12 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 	if req.RequestID != nil && !requestIDPattern.MatchString(*req.RequestID) {
 		return plan, field("request_id", fmt.Errorf("request_id %.80q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", *req.RequestID))
 	}
-	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
+	opponent, defaulted := req.Opponent, false
+	if def := s.cfg.Sessions.DefaultOpponent; def != "" && opponent == "" && req.Opponents == nil &&
+		len(req.LearnerSeats) > 0 && len(req.LearnerSeats) < g.NumPlayers() {
+		opponent, defaulted = def, true
+	}
+	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: opponent,
 		Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed}
 	if req.Opponents != nil {
 		if req.Opponent != "" {
@@ -196,9 +201,12 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 			return plan, e
 		}
 	}
-	if req.Opponent != "" {
-		if vc.Bot, err = s.games.NewBot(g, req.Opponent); err != nil {
+	if opponent != "" {
+		if vc.Bot, err = s.games.NewBot(g, opponent); err != nil {
 			e := engineError(err)
+			if defaulted {
+				e.Message = fmt.Sprintf("no opponent given, and this server's default (sessions.default_opponent %q) cannot play this game: %s; name an opponent", opponent, e.Message)
+			}
 			e.Details["field"] = "opponent"
 			e.Details["bots"] = s.games.Bots(typ.Name)
 			return plan, e

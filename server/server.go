@@ -80,6 +80,9 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if err := policy.Register(s.games, s.policies); err != nil {
 		return nil, err
 	}
+	if err := s.checkDefaultOpponent(); err != nil {
+		return nil, err
+	}
 	s.reg.sessions = make(map[string]*session)
 	s.reg.ids = make(map[string]*createEntry)
 	s.m = newMetrics(&s.reg)
@@ -90,6 +93,28 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	s.handler = s.routes()
 	go s.sweeper()
 	return s, nil
+}
+
+// checkDefaultOpponent checks at start-up that sessions.default_opponent
+// is a bot of the card game in this server's registry (built-in or of a
+// loaded policy), and that it can play the game's default table.
+func (s *Server) checkDefaultOpponent() error {
+	name := s.cfg.Sessions.DefaultOpponent
+	if name == "" {
+		return nil
+	}
+	typ, err := s.games.Lookup(env.GameName)
+	if err != nil {
+		return fmt.Errorf("sessions.default_opponent = %q: %w", name, err)
+	}
+	g, err := typ.New(nil)
+	if err != nil {
+		return fmt.Errorf("sessions.default_opponent = %q: %w", name, err)
+	}
+	if _, err := s.games.NewBot(g, name); err != nil {
+		return fmt.Errorf("sessions.default_opponent = %q: %w; a policy's bots exist only when policies.dir holds it", name, err)
+	}
+	return nil
 }
 
 func (s *Server) routes() http.Handler {
