@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
@@ -59,7 +60,7 @@ func TestDefaultOpponentIsCheckedAtStartUp(t *testing.T) {
 		require.Contains(t, err.Error(), "sessions.default_opponent", name)
 	}
 	dir, _ := policyDir(t, "parity")
-	ps, err := policy.LoadFS(os.DirFS(dir), nil)
+	ps, err := policy.LoadFS(games.Default(), os.DirFS(dir), nil)
 	require.NoError(t, err)
 	srv, err := server.New(testConfig(func(cfg *server.Config) { cfg.Sessions.DefaultOpponent = "search:policy:parity" }), nil, server.WithPolicies(ps))
 	require.NoError(t, err)
