@@ -92,7 +92,14 @@ type vecEnv struct {
 	bots   []string
 	pieces []piece
 	bytes  int
+	// pick draws random_actions' uniform legal actions: seeded from the
+	// batch's seed (and re-seeded by a seeded reset) on its own stream.
+	pick spiel.RNG
 }
+
+// pickStream is random_actions' stream of the batch seed (apart from the
+// streams the games and the bots draw from).
+const pickStream = 0x7069636b // "pick"
 
 func bytesOf[T any](s []T) []byte {
 	if len(s) == 0 {
@@ -199,6 +206,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	// observation while it is copied into the arena (its piece says so).
 	e := wrapVec(v, wire.NewSpec(g, v, vc, "<u1"), obsDtype == "<f4")
 	e.bots = reg.Bots(typ.Name)
+	e.pick = spiel.NewRNG(seed, pickStream)
 	return e, nil
 }
 
@@ -258,6 +266,7 @@ func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) {
 	defer e.mu.Unlock()
 	if hasSeed {
 		e.v.Reset(seed)
+		e.pick = spiel.NewRNG(seed, pickStream)
 	} else {
 		e.v.ResetContinue()
 	}
@@ -280,6 +289,36 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 		return badRequest("", "%v", err)
 	}
 	e.write(arena)
+	return nil
+}
+
+// randomActions writes a uniformly random legal action of every env's
+// current state into actions (len NumEnvs), drawn from e.pick.
+func (e *vecEnv) randomActions(actions []int32) *apiError {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	mask := e.v.Mask()
+	na := len(mask) / len(actions)
+	for i := range actions {
+		row := mask[i*na : (i+1)*na]
+		n := 0
+		for _, m := range row {
+			n += int(m)
+		}
+		if n == 0 {
+			return badRequest("", "env %d has no legal action (its Vec is broken: %v)", i, e.v.Err())
+		}
+		k := e.pick.IntN(n)
+		for a, m := range row {
+			if m != 0 {
+				if k == 0 {
+					actions[i] = int32(a)
+					break
+				}
+				k--
+			}
+		}
+	}
 	return nil
 }
 
