@@ -70,3 +70,21 @@ func BenchmarkStepOne(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRandomActions is random_actions at N = 4096: drawing a legal
+// action per env from the masks (compare dgbench's pick, which is serial).
+func BenchmarkRandomActions(b *testing.B) {
+	e, err := newVecEnv([]byte(`{"num_envs":4096,"seed":1}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.close()
+	acts := make([]int32, 4096)
+	b.ResetTimer()
+	for range b.N {
+		if err := e.randomActions(acts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*4096)/b.Elapsed().Seconds(), "env-steps/s")
+}

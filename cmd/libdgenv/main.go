@@ -34,7 +34,7 @@ import (
 func main() {}
 
 // abiVersion changes whenever an exported signature or a JSON layout does.
-const abiVersion = 1
+const abiVersion = 2
 
 // bytesAt views n bytes of caller memory (nil when p is nil or n is 0).
 func bytesAt(p unsafe.Pointer, n int) []byte {
@@ -175,6 +175,22 @@ func dg_vec_step(h C.int64_t, actions unsafe.Pointer, arena unsafe.Pointer, errb
 		return fail(errbuf, errcap, err)
 	}
 	if err := e.step(unsafe.Slice((*int32)(actions), e.spec.NumEnvs), bytesAt(arena, e.bytes)); err != nil {
+		return fail(errbuf, errcap, err)
+	}
+	return 0
+}
+
+// dg_vec_random_actions writes a uniformly random legal action for every
+// env's current state into actions (int32 [N]); the draws are seeded from
+// the batch's seed and re-seeded by a seeded reset.
+//
+//export dg_vec_random_actions
+func dg_vec_random_actions(h C.int64_t, actions unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	e, err := lookup[*vecEnv](int64(h))
+	if err != nil {
+		return fail(errbuf, errcap, err)
+	}
+	if err := e.randomActions(unsafe.Slice((*int32)(actions), e.spec.NumEnvs)); err != nil {
 		return fail(errbuf, errcap, err)
 	}
 	return 0

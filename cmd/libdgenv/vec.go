@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -92,7 +93,16 @@ type vecEnv struct {
 	bots   []string
 	pieces []piece
 	bytes  int
+	// pick draws random_actions' uniform legal actions, a generator per
+	// pickChunk envs: seeded from the batch's seed (and re-seeded by a
+	// seeded reset) on streams of their own.
+	pick    []spiel.RNG
+	pickBad []int // per goroutine of randomActions: the first env without a legal action, or -1
 }
+
+// pickStream is random_actions' stream of the batch seed (apart from the
+// streams the games and the bots draw from).
+const pickStream = 0x7069636b // "pick"
 
 func bytesOf[T any](s []T) []byte {
 	if len(s) == 0 {
@@ -199,6 +209,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	// observation while it is copied into the arena (its piece says so).
 	e := wrapVec(v, wire.NewSpec(g, v, vc, "<u1"), obsDtype == "<f4")
 	e.bots = reg.Bots(typ.Name)
+	e.seedPick(seed)
 	return e, nil
 }
 
@@ -258,6 +269,7 @@ func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) {
 	defer e.mu.Unlock()
 	if hasSeed {
 		e.v.Reset(seed)
+		e.seedPick(seed)
 	} else {
 		e.v.ResetContinue()
 	}
@@ -281,6 +293,113 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	}
 	e.write(arena)
 	return nil
+}
+
+// randomActions writes a uniformly random legal action of every env's
+// current state into actions (len NumEnvs). Env i draws from the generator
+// of its chunk of pickChunk envs, so the draws do not depend on how many
+// goroutines share the work (one per core on a big batch).
+func (e *vecEnv) randomActions(actions []int32) *apiError {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	mask := e.v.Mask()
+	na := len(mask) / len(actions)
+	chunks := len(e.pick)
+	w := min(runtime.GOMAXPROCS(0), chunks)
+	if w <= 1 {
+		if bad := pickChunks(mask, na, actions, e.pick, 0, chunks); bad >= 0 {
+			return badRequest("", "env %d has no legal action (%v)", bad, e.v.Err())
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	bads := e.pickBad[:w]
+	for k := range w {
+		lo, hi := k*chunks/w, (k+1)*chunks/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bads[k] = pickChunks(mask, na, actions, e.pick, lo, hi)
+		}()
+	}
+	wg.Wait()
+	for _, bad := range bads {
+		if bad >= 0 {
+			return badRequest("", "env %d has no legal action (%v)", bad, e.v.Err())
+		}
+	}
+	return nil
+}
+
+// pickChunk is how many envs share one random_actions generator.
+const pickChunk = 512
+
+// seedPick gives each chunk of pickChunk envs its generator for seed.
+func (e *vecEnv) seedPick(seed uint64) {
+	if e.pick == nil {
+		e.pick = make([]spiel.RNG, (e.spec.NumEnvs+pickChunk-1)/pickChunk)
+		e.pickBad = make([]int, len(e.pick))
+	}
+	for c := range e.pick {
+		e.pick[c] = spiel.NewRNG(seed, pickStream+uint64(c))
+	}
+}
+
+// pickChunks draws the actions of chunks [lo, hi); it returns the first env
+// without a legal action, or -1.
+func pickChunks(mask []uint8, na int, actions []int32, rngs []spiel.RNG, lo, hi int) int {
+	for c := lo; c < hi; c++ {
+		rng := &rngs[c]
+		for i := c * pickChunk; i < min((c+1)*pickChunk, len(actions)); i++ {
+			a := pickRow(mask[i*na:(i+1)*na], rng)
+			if a < 0 {
+				return i
+			}
+			actions[i] = a
+		}
+	}
+	return -1
+}
+
+// pickRow is a uniformly random index of a 1 in row (bytes 0 or 1), or -1:
+// counted and found eight bytes at a time.
+func pickRow(row []uint8, rng *spiel.RNG) int32 {
+	n, i := 0, 0
+	for ; i+8 <= len(row); i += 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(row[i:]))
+	}
+	for _, m := range row[i:] {
+		n += int(m)
+	}
+	if n == 0 {
+		return -1
+	}
+	k := rng.IntN(n)
+	i = 0
+	for ; i+8 <= len(row); i += 8 {
+		x := binary.LittleEndian.Uint64(row[i:])
+		if c := bits.OnesCount64(x); k >= c {
+			k -= c
+			continue
+		}
+		for j := 0; ; j, x = j+1, x>>8 {
+			if x&0xff != 0 {
+				if k == 0 {
+					return int32(i + j)
+				}
+				k--
+			}
+		}
+	}
+	for j, m := range row[i:] {
+		if m != 0 {
+			if k == 0 {
+				return int32(i + j)
+			}
+			k--
+		}
+	}
+	return -1
 }
 
 func (e *vecEnv) record(k int) ([]byte, *apiError) {

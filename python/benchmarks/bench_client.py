@@ -27,7 +27,9 @@ In process (the engine loaded into Python as bin/libdgenv.so, no server):
     python benchmarks/bench_client.py --single                    # one game at a time, in process
     python benchmarks/bench_client.py --single --ismcts 1000      # ... and one ISMCTS move of 1,000 simulations
 
---inproc runs the batch points through dgenv.local() instead of a server.
+--inproc runs the batch points through dgenv.local() instead of a server, the
+random legal actions drawn by the engine (LocalBatchEnv.random_actions) as
+dgbench draws them.
 --single measures one game at a time in process: LocalBatchEnv at N = 1 (the
 float32 observation, as the adapters return it), the PettingZoo AEC adapter
 (turns/s, observation read every turn), and the pyspiel game
@@ -93,7 +95,12 @@ SERVER_PID: Optional[int] = None  # set when this script started the server
 def bench_sync(client: dgenv.Client, n: int, players: int, seconds: float, seed: int,
                packing: str | None = None, obs_dtype=None) -> dict:
     env = client.make(players=players, num_envs=n, seed=seed, obs_dtype=obs_dtype, packing=packing)
-    pick = RandomLegal(n, seed=seed)
+    if isinstance(env, dgenv.inproc.LocalBatchEnv):
+        # In process the engine draws the random legal actions (as dgbench does).
+        buf = np.empty(n, dtype=np.int32)
+        pick = lambda mask: env.random_actions(buf)  # noqa: E731
+    else:
+        pick = RandomLegal(n, seed=seed)
     try:
         b = env.reset()
         for _ in range(3):  # warm-up

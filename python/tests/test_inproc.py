@@ -298,3 +298,81 @@ def test_a_freed_or_made_up_handle_is_an_error_not_a_crash(local) -> None:
             inproc._capi.raise_error(err)
     assert lib.dg_state_apply(h, 0, None, err, len(err)) == -1
     assert lib.dg_state_clone(h) == -1
+
+
+def test_games_are_the_servers_list(client, local) -> None:
+    got = local.games()
+    assert [g.name for g in got] == [g.name for g in client.games()]
+    assert got == client.games()
+    assert local.game().name == "david_goliath" and local.game("duel") == client.game("duel")
+    with pytest.raises(KeyError, match="no game 'nope'"):
+        local.game("nope")
+
+
+def _rank_of_draws(mask: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each env's legal count and the drawn action's index among its legal actions."""
+    counts = mask.sum(axis=1)
+    ranks = np.array([int(np.flatnonzero(mask[i]).tolist().index(int(a[i]))) for i in range(len(a))])
+    return counts, ranks
+
+
+@pytest.mark.parametrize("transport", ["inproc", "http"])
+def test_random_actions_are_legal_uniform_seeded_and_fill_out(make, local, transport: str) -> None:
+    n = 2048
+    mk = local.make if transport == "inproc" else make
+    env = mk(players=4, num_envs=n, seed=11, deals=1)
+    try:
+        with pytest.raises(dgenv.DgenvError, match="reset") if transport == "http" else _no_error():
+            env.random_actions()
+        b = env.reset(seed=5)
+        a = env.random_actions()
+        assert a.dtype == np.int32 and a.shape == (n,)
+        assert b.mask[np.arange(n), a].all()
+        # Uniform over each env's legal actions: the first and the last legal
+        # action each come up about sum(1/count) times (5 sigma; seeded, so not flaky).
+        draws = [a] + [env.random_actions() for _ in range(3)]
+        counts, _ = _rank_of_draws(b.mask, a)
+        for pos in ("first", "last"):
+            hits = 0
+            for d in draws:
+                _, r = _rank_of_draws(b.mask, d)
+                hits += int(((r == 0) if pos == "first" else (r == counts - 1)).sum())
+            p = 1.0 / counts
+            mean, sd = len(draws) * p.sum(), np.sqrt(len(draws) * (p * (1 - p)).sum())
+            assert abs(hits - mean) < 5 * sd, (pos, hits, mean, sd)
+        # Reproducible: a seeded reset re-seeds the draws.
+        env.reset(seed=5)
+        assert np.array_equal(env.random_actions(), a)
+        out = np.full(n, -1, dtype=np.int32)
+        assert env.random_actions(out) is out and b.mask[np.arange(n), out].all()
+        with pytest.raises(ValueError, match="int32"):
+            env.random_actions(np.zeros(n, dtype=np.int64))
+        with pytest.raises(ValueError, match="int32"):
+            env.random_actions(np.zeros(n + 1, dtype=np.int32))
+        # Random play through the draws: every env finishes games.
+        for _ in range(200):
+            b = env.step(env.random_actions(out))
+        assert (b.episode >= 1).all()
+    finally:
+        if transport == "inproc":
+            env.close()
+
+
+def test_random_actions_draw_the_duels_actions_too(local) -> None:
+    env = local.make(game="duel", num_envs=64, seed=2)
+    try:
+        b = env.reset()
+        for _ in range(50):
+            a = env.random_actions()
+            assert b.mask[np.arange(64), a].all()
+            b = env.step(a)
+    finally:
+        env.close()
+
+
+class _no_error:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False

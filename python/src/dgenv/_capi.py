@@ -43,7 +43,7 @@ __all__ = ["lib", "find_library", "LIB_NAME", "ENV_VAR", "check", "call_json", "
 
 LIB_NAME = "libdgenv.dylib" if sys.platform == "darwin" else "libdgenv.so"
 ENV_VAR = "DGENV_LIB"
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _I64 = ctypes.c_int64
 _I32 = ctypes.c_int32
@@ -58,6 +58,7 @@ _SIGNATURES = [
     ("dg_free", None, [_I64]),
     ("dg_live_handles", _I64, []),
     ("dg_bots", _I64, [_P, _I64]),
+    ("dg_games", _I64, [_P, _I64]),
     ("dg_load_policies", _I64, [_S, _P, _I64]),
     ("dg_policies", _I64, [_P, _I64]),
     ("dg_policy_act", _I64, [_S, _P, _I64, _P, _I64, _I32, ctypes.c_double, _U64, _P, _P, _P, _I64]),
@@ -65,6 +66,7 @@ _SIGNATURES = [
     ("dg_vec_info", _I64, [_I64, _P, _I64, _P, _I64]),
     ("dg_vec_reset", _I64, [_I64, _U64, _I32, _P, _P, _I64]),
     ("dg_vec_step", _I64, [_I64, _P, _P, _P, _I64]),
+    ("dg_vec_random_actions", _I64, [_I64, _P, _P, _I64]),
     ("dg_vec_record", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
     ("dg_state_new", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_clone", _I64, [_I64]),

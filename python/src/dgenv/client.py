@@ -459,6 +459,7 @@ class BatchEnv:
         self.last: Optional[Batch] = None
         self._no_trunc = np.zeros(spec.num_envs, dtype=np.bool_)
         self._no_trunc.setflags(write=False)
+        self._pick_rng: Optional[np.random.Generator] = None  # random_actions' draws over HTTP
 
     # -- sizes ---------------------------------------------------------------
     @property
@@ -598,6 +599,8 @@ class BatchEnv:
             raise DgenvError("a step_async is already in flight: call step_wait first")
         body: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
         self._send("/reset", body)
+        if seed is not None:
+            self._pick_rng = np.random.default_rng(int(seed))
 
     def _send(self, route: str, body: dict[str, Any]) -> None:
         if self.seq is not None:
@@ -708,6 +711,38 @@ class BatchEnv:
             raise KeyError(f"no observation section {name!r}; have {list(self._by_name)}")
         o = np.asarray(obs)
         return o[..., s.offset : s.offset + s.size].reshape(o.shape[:-1] + s.shape)
+
+    def random_actions(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """A uniformly random legal action for every env's current state (:attr:`last`'s mask).
+
+        For random play and epsilon-greedy exploration: ``env.step(env.random_actions())``.
+        Returns int32 ``[N]``; ``out`` (a writeable int32 array of shape ``[N]``)
+        is filled and returned when given. Over HTTP the draws are made here with
+        numpy, from a generator seeded by the session's seed (``make(seed=...)``)
+        and re-seeded by ``reset(seed)``; in process (:mod:`dgenv.inproc`) the
+        engine draws them in Go from its own seeded generator, so the two
+        transports give different (each reproducible) actions.
+
+        Raises:
+            DgenvError: no batch yet (call :meth:`reset` first).
+        """
+        if self.last is None:
+            raise DgenvError("no batch yet: call reset() first")
+        n = self.spec.num_envs
+        if out is not None and (type(out) is not np.ndarray or out.dtype != np.int32 or out.shape != (n,)
+                                or not out.flags.writeable):
+            raise ValueError(f"out: want a writeable int32 array of shape ({n},)")
+        rng = self._pick_rng
+        if rng is None:
+            rng = self._pick_rng = np.random.default_rng((getattr(self, "_create_body", None) or {}).get("seed"))
+        mask = np.asarray(self.last.mask, dtype=np.bool_).reshape(n, -1)
+        cum = np.cumsum(mask, axis=1, dtype=np.int32)
+        k = (rng.random(n) * cum[:, -1]).astype(np.int32)  # 0..count-1
+        a = (cum <= k[:, None]).sum(axis=1, dtype=np.int32)  # the (k+1)-th legal action
+        if out is None:
+            return a
+        out[:] = a
+        return out
 
     def record(self, k: int) -> dict[str, Any]:
         """Game records of env ``k``: ``{"finished": record or None, "current": record}``.

@@ -35,6 +35,7 @@ from numpy.typing import DTypeLike
 
 from . import _capi
 from .client import Batch, BatchEnv, GameLike, Spec, create_body
+from .spec import DEFAULT_GAME, GameInfo
 from .errors import BadRequest, DgenvError, IllegalActionError
 
 __all__ = ["local", "LocalClient", "LocalBatchEnv", "make"]
@@ -80,6 +81,17 @@ class LocalClient:
     def bots(self) -> list[str]:
         """Names of the bots an env's ``opponent`` may be (``policy:<name>`` for loaded policies)."""
         return _capi.call_json(self._lib.dg_bots)
+
+    def games(self) -> list[GameInfo]:
+        """The games this library plays (:meth:`dgenv.Client.games`'s answer): names, parameters and spaces."""
+        return [GameInfo.from_wire(g) for g in _capi.call_json(self._lib.dg_games)["games"]]
+
+    def game(self, name: str = DEFAULT_GAME) -> GameInfo:
+        """The entry of :meth:`games` called ``name`` (KeyError if the library has no such game)."""
+        for g in self.games():
+            if g.name == name:
+                return g
+        raise KeyError(f"no game {name!r} in {self._lib.path}")
 
     def load_policies(self, directory: Union[str, Path]) -> list[dict[str, Any]]:
         """Load every policy in ``directory`` and return :meth:`policies`.
@@ -367,6 +379,25 @@ class LocalBatchEnv(BatchEnv):
             raise DgenvError("no step_async or reset_async in flight")
         f, self._pending = self._pending, None
         return f.result()
+
+    def random_actions(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """A uniformly random legal action for every env's current state, drawn by the engine.
+
+        See :meth:`dgenv.BatchEnv.random_actions`. In process the draws are
+        made in Go (no Python work per env, the GIL released) from a generator
+        seeded by ``make``'s seed and re-seeded by ``reset(seed)``: the same
+        seeds give the same actions. ``out``, when given, must be a C-contiguous
+        int32 array of shape ``[N]``; it is filled and returned (no allocation).
+        """
+        self._check_open()
+        if out is None:
+            out = np.empty(self.spec.num_envs, dtype=np.int32)
+        elif (type(out) is not np.ndarray or out.dtype != np.int32 or out.shape != (self.spec.num_envs,)
+              or not out.flags.c_contiguous or not out.flags.writeable):
+            raise ValueError(f"out: want a writeable C-contiguous int32 array of shape ({self.spec.num_envs},)")
+        if self._lib.dg_vec_random_actions(self._h, out.ctypes.data, self._err, _capi.ERRCAP) < 0:
+            _capi.raise_error(self._err)
+        return out
 
     def record(self, k: int) -> dict[str, Any]:
         """Game records of env ``k``: ``{"finished": record or None, "current": record}`` (as over HTTP)."""

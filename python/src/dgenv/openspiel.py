@@ -274,6 +274,8 @@ if _pyspiel is not None:
     # Names of the 90 card ids (env.CardString's "green 12").
     _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
     _STATUS_LEN = 3 + 90
+    # _OUTCOMES[n][card]: the chance outcome (card, 1/n) of a deal with n cards left.
+    _OUTCOMES = [()] + [tuple((c, 1.0 / n) for c in range(90)) for n in range(1, 91)]
     _tls = _threading.local()
 
     def _scratch() -> Any:
@@ -313,22 +315,19 @@ if _pyspiel is not None:
 
         def _take(self, buf: Any) -> None:
             self.cur, self.term = buf[0], buf[1] == 1
-            self.legal = tuple(buf[3 : 3 + buf[2]])
+            self.legal = buf[3 : 3 + buf[2]]  # a list (a ctypes slice), owned by this handle
 
         def apply(self, action: int) -> None:
             if self.cur == -1:  # a chance node: the engine reported the undealt cards
-                legal = self.legal
                 try:
-                    i = legal.index(action)
+                    self.legal.remove(action)  # the handle's own list (clones copy it)
                 except ValueError:
                     raise _pyspiel.SpielError(f"illegal chance outcome {action}: not an undealt card of this deal") from None
                 self.pending.append(action)
-                if len(legal) > 1:
-                    self.legal = legal[:i] + legal[i + 1 :]
-                    return
-                self.sync()  # the deal is complete: the engine takes over
+                if not self.legal:
+                    self.sync()  # the deal is complete: the engine takes over
                 return
-            st = _scratch()
+            st = getattr(_tls, "s", None) or _scratch()
             buf = st["status"]
             if self.lib.dg_state_apply(self.h, action, buf, st["err"], _capi.ERRCAP) < 0:
                 _capi.raise_error(st["err"])
@@ -342,7 +341,7 @@ if _pyspiel is not None:
             its attributes: a lazy one costs nothing there.
             """
             c = cls.__new__(cls)
-            c.lib, c.h, c.params, c.cur, c.term, c.legal, c.pending = lib, 0, params, -1, False, deck, []
+            c.lib, c.h, c.params, c.cur, c.term, c.legal, c.pending = lib, 0, params, -1, False, list(deck), []
             return c
 
         def sync(self) -> int:
@@ -363,7 +362,7 @@ if _pyspiel is not None:
 
         def __deepcopy__(self, memo: Any) -> "_Handle":
             c = _Handle.__new__(_Handle)
-            c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal
+            c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal[:]
             c.pending = self.pending[:]
             c.h = self.lib.dg_state_clone(self.h) if self.h else 0
             return c
@@ -445,7 +444,7 @@ if _pyspiel is not None:
             self._params = (players, deals, first)
             self._sizes = (int(sizes[0]), int(sizes[1]))
             first_node = _Handle(self._lib, _capi.check(self._lib.dg_state_new(*self._params, _scratch()["err"], _capi.ERRCAP), _scratch()["err"]), self._params)
-            self._deck = first_node.legal  # the chance outcomes of the first node: the deck
+            self._deck = tuple(first_node.legal)  # the chance outcomes of the first node: the deck
             self._length = deals * 15 * players  # decisions; as many chance nodes
             info = _pyspiel.GameInfo(
                 num_distinct_actions=90,
@@ -577,7 +576,8 @@ if _pyspiel is not None:
             legal = self._s.legal
             if self._s.cur != -1:
                 return []
-            return list(zip(legal, _repeat(1.0 / len(legal))))
+            # The (card, probability) pairs are made once per deck size.
+            return list(map(_OUTCOMES[len(legal)].__getitem__, legal))
 
         def _apply_action(self, action: int) -> None:
             self._s.apply(action)
