@@ -141,25 +141,26 @@ type SpielVec struct {
 	g *SpielGame
 }
 
-func (v *SpielVec) Game() spiel.Game     { return v.g }
-func (v *SpielVec) NumEnvs() int         { return v.V.n }
-func (v *SpielVec) LearnerSeats() []int  { return v.V.LearnerSeats() }
-func (v *SpielVec) Obs() []uint8         { return v.V.obsBuf }
-func (v *SpielVec) Mask() []uint8        { return v.V.mask }
-func (v *SpielVec) Player() []int8       { return v.V.player }
-func (v *SpielVec) Rewards() []float32   { return v.V.rewards }
-func (v *SpielVec) Done() []uint8        { return v.V.done }
-func (v *SpielVec) Scores() []int32      { return v.V.scores }
-func (v *SpielVec) Episode() []int64     { return v.V.episode }
-func (v *SpielVec) ObsBits() []uint8     { return v.V.obsBits }
-func (v *SpielVec) ObsExtra() []uint8    { return v.V.obsXtra }
-func (v *SpielVec) MaskBits() []uint8    { return v.V.maskBit }
-func (v *SpielVec) Packing() obs.Packing { return v.V.packing }
-func (v *SpielVec) Reset(seed uint64)    { v.V.Reset(seed) }
-func (v *SpielVec) ResetContinue()       { v.V.ResetContinue() }
-func (v *SpielVec) Step(a []int32) error { return v.V.Step(a) }
-func (v *SpielVec) Err() error           { return v.V.Err() }
-func (v *SpielVec) Close()               { v.V.Close() }
+func (v *SpielVec) Game() spiel.Game               { return v.g }
+func (v *SpielVec) NumEnvs() int                   { return v.V.n }
+func (v *SpielVec) LearnerSeats() []int            { return v.V.LearnerSeats() }
+func (v *SpielVec) Obs() []uint8                   { return v.V.obsBuf }
+func (v *SpielVec) Mask() []uint8                  { return v.V.mask }
+func (v *SpielVec) Player() []int8                 { return v.V.player }
+func (v *SpielVec) Rewards() []float32             { return v.V.rewards }
+func (v *SpielVec) Done() []uint8                  { return v.V.done }
+func (v *SpielVec) Scores() []int32                { return v.V.scores }
+func (v *SpielVec) Episode() []int64               { return v.V.episode }
+func (v *SpielVec) ObsBits() []uint8               { return v.V.obsBits }
+func (v *SpielVec) ObsExtra() []uint8              { return v.V.obsXtra }
+func (v *SpielVec) MaskBits() []uint8              { return v.V.maskBit }
+func (v *SpielVec) Packing() obs.Packing           { return v.V.packing }
+func (v *SpielVec) Reset(seed uint64)              { v.V.Reset(seed) }
+func (v *SpielVec) ResetContinue()                 { v.V.ResetContinue() }
+func (v *SpielVec) Step(a []int32) error           { return v.V.Step(a) }
+func (v *SpielVec) Err() error                     { return v.V.Err() }
+func (v *SpielVec) SetObsTarget(dst []uint8) error { return v.V.SetObsTarget(dst) }
+func (v *SpielVec) Close()                         { v.V.Close() }
 
 // Record implements spiel.Vec: the card game's record (Extra) with its
 // actions and totals.

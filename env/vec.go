@@ -81,6 +81,9 @@ type VecEnv struct {
 	recCur []uint8
 
 	obsBuf  []uint8
+	obsOwn  []uint8 // the VecEnv's own observation buffer (obsBuf when no target is set)
+	target  bool    // obsBuf is a caller's (SetObsTarget)
+	rewrite bool    // write every env's row at the next Step (obsOwn missed steps of a target)
 	mask    []uint8
 	packing obs.Packing
 	obsBits []uint8 // [N, packing.Bytes] when cfg.Packed
@@ -207,7 +210,8 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	v.recs = make([][2]Record, n)
 	v.recCur = make([]uint8, n)
 	if !cfg.Packed {
-		v.obsBuf = make([]uint8, n*v.layout.Size)
+		v.obsOwn = make([]uint8, n*v.layout.Size)
+		v.obsBuf = v.obsOwn
 	}
 	v.mask = make([]uint8, n*NumActions)
 	if cfg.Packed {
@@ -329,6 +333,7 @@ func (v *VecEnv) Reset(seed uint64) {
 		v.episode[i] = 0
 	}
 	v.run(opReset)
+	v.rewrite = v.target
 }
 
 // ResetContinue starts a new game in every env, continuing each env's RNG
@@ -338,6 +343,32 @@ func (v *VecEnv) ResetContinue() {
 		v.episode[i] = 0
 	}
 	v.run(opReset)
+	v.rewrite = v.target
+}
+
+// SetObsTarget makes the following Resets and Steps write the observations
+// into dst ([N, D], row i for env i) instead of the VecEnv's own buffer,
+// until SetObsTarget(nil); Obs() returns dst meanwhile. Every row is written
+// at every Reset and Step, a skipped env's too (its observation is encoded
+// again from its unchanged state), so dst needs no earlier contents. It is
+// for a caller that owns the memory its answers go to (libdgenv writes
+// straight into the numpy array a step returns): one copy of the largest
+// output less per step. After SetObsTarget(nil) the own buffer is written
+// whole again by the next Reset or Step (until then Obs() holds old rows).
+// A packed VecEnv has no observation rows: it refuses.
+func (v *VecEnv) SetObsTarget(dst []uint8) error {
+	if dst == nil {
+		v.obsBuf, v.target = v.obsOwn, false
+		return nil
+	}
+	if v.cfg.Packed {
+		return errors.New("vecenv: a packed VecEnv has no observation rows to redirect")
+	}
+	if len(dst) != len(v.obsOwn) {
+		return fmt.Errorf("vecenv: observation target of %d bytes, want %d (N x D)", len(dst), len(v.obsOwn))
+	}
+	v.obsBuf, v.target, v.rewrite = dst, true, true
+	return nil
 }
 
 // Skip, as env i's action in Step, leaves env i as it is for that step:
@@ -373,6 +404,7 @@ func (v *VecEnv) Step(actions []int32) error {
 	}
 	copy(v.actions, actions)
 	v.run(opStep)
+	v.rewrite = v.target
 	if p := v.failed.Load(); p != nil {
 		return p
 	}
@@ -447,6 +479,9 @@ func (v *VecEnv) stepEnv(i int) {
 		v.done[i] = 0
 	}
 	if v.actions[i] == Skip {
+		if v.rewrite { // its row has to be written (the state is unchanged)
+			v.emit(i)
+		}
 		return
 	}
 	v.play(i, Action(v.actions[i]))

@@ -82,6 +82,9 @@ type piece struct {
 	Shape  []int  `json:"shape"`
 	src    func() []byte
 	f32    bool // src's bytes are written as float32
+	// direct: the Vec writes this piece (the uint8 observation) straight
+	// into the arena during the step (spiel.Vec.SetObsTarget): no copy.
+	direct bool
 }
 
 // vecEnv is a batch handle: the Vec and where each output goes in the
@@ -235,6 +238,7 @@ func wrapVec(v spiel.Vec, spec wire.Spec, obsF32 bool) *vecEnv {
 			dt = "<f4"
 		}
 		add("obs", dt, []int{n, d}, func() []byte { return v.Obs() })
+		e.pieces[len(e.pieces)-1].direct = !obsF32
 		add("mask", "<u1", []int{n, na}, func() []byte { return v.Mask() })
 	}
 	add("player", "<i1", []int{n}, func() []byte { return bytesOf(v.Player()) })
@@ -251,10 +255,29 @@ func (e *vecEnv) info() []byte {
 	return b
 }
 
-// write copies every output into the arena (len >= e.bytes).
+// target points the Vec's observation rows at their place in arena for the
+// reset or step about to run (the direct piece); untarget undoes it.
+func (e *vecEnv) target(arena []byte) {
+	for i := range e.pieces {
+		if pc := &e.pieces[i]; pc.direct {
+			size := e.spec.NumEnvs * e.spec.Obs.Shape[0]
+			if err := e.v.SetObsTarget(arena[pc.Offset : pc.Offset+size]); err != nil {
+				pc.direct = false // then copied, as every other piece
+			}
+			return
+		}
+	}
+}
+
+func (e *vecEnv) untarget() { _ = e.v.SetObsTarget(nil) }
+
+// write copies every output but the direct one into the arena (len >= e.bytes).
 func (e *vecEnv) write(arena []byte) {
 	for i := range e.pieces {
 		pc := &e.pieces[i]
+		if pc.direct {
+			continue
+		}
 		src := pc.src()
 		if !pc.f32 {
 			parallelCopy(arena[pc.Offset:pc.Offset+len(src)], src)
@@ -267,19 +290,24 @@ func (e *vecEnv) write(arena []byte) {
 func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.target(arena)
 	if hasSeed {
 		e.v.Reset(seed)
 		e.seedPick(seed)
 	} else {
 		e.v.ResetContinue()
 	}
+	e.untarget()
 	e.write(arena)
 }
 
 func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.v.Step(actions); err != nil {
+	e.target(arena)
+	err := e.v.Step(actions)
+	e.untarget()
+	if err != nil {
 		var ia *spiel.IllegalActionError
 		if errors.As(err, &ia) {
 			legal := ia.Legal

@@ -2,6 +2,7 @@ package games_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -88,6 +89,29 @@ func TestVecOfEveryGameAllocatesNothingPerStep(t *testing.T) {
 			if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
 				t.Errorf("%s packed=%v: %v allocs per step", name, packed, a)
 			}
+		}
+	}
+}
+
+// Every game's Vec writes the same observations into a caller's buffer
+// (SetObsTarget, what libdgenv does with numpy's) as into its own, skipped
+// envs included, in self-play and against a bot, on one worker and on two.
+func TestVecObsTargetOfEveryGame(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		typ, _ := reg.Lookup(name)
+		g, _ := typ.Default()
+		bot, err := reg.NewBot(g, "random")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cfg := range []spiel.VecConfig{
+			{NumEnvs: 16, Seed: 1, Workers: 1},
+			{NumEnvs: 33, Seed: 2, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Workers: 2},
+		} {
+			t.Run(fmt.Sprintf("%s/%d envs", name, cfg.NumEnvs), func(t *testing.T) {
+				spieltest.VecObsTarget(t, g, cfg, 80)
+			})
 		}
 	}
 }

@@ -211,6 +211,13 @@ type Vec interface {
 	// step (done = 1, scores set). An illegal action is an error naming the
 	// env and nothing changes.
 	Step(actions []int32) error
+	// SetObsTarget makes the following Resets and Steps write every env's
+	// observation row (a skipped env's too) into dst ([N, D]) instead of
+	// the Vec's own buffer, until SetObsTarget(nil); Obs() returns dst
+	// meanwhile, and the own buffer is stale after it until the next Reset
+	// or Step. For a caller that owns the memory answers go to (libdgenv:
+	// numpy's): one copy less per step. A packed Vec refuses.
+	SetObsTarget(dst []uint8) error
 	// Err is the panic that broke the Vec, or nil.
 	Err() error
 	Close()
@@ -285,6 +292,9 @@ type genericVec struct {
 	games                 []uint64 // games started in env i since the reset
 	ret                   []float64
 	obsB, mask            []uint8
+	obsOwn                []uint8 // the own observation buffer (obsB without a target)
+	target                bool    // obsB is a caller's (SetObsTarget)
+	rewrite               bool    // write every env's row at the next Step (obsOwn missed steps of a target)
 	bits, extra, maskBits []uint8
 	packing               obs.Packing
 	player                []int8
@@ -324,7 +334,8 @@ func newGenericVec(g Game, cfg VecConfig) (Vec, error) {
 		v.maskBits = make([]uint8, n*obs.PackedLen(a))
 		v.scratch = make([]uint8, d)
 	} else {
-		v.obsB = make([]uint8, n*d)
+		v.obsOwn = make([]uint8, n*d)
+		v.obsB = v.obsOwn
 	}
 	v.Reset(cfg.Seed)
 	if err := v.Err(); err != nil {
@@ -402,6 +413,7 @@ func (v *genericVec) ResetContinue() {
 			v.emit(i)
 		}
 	})
+	v.rewrite = v.target
 }
 
 // newGame starts env i's next game in cur, keeping a finished one in prev.
@@ -446,6 +458,9 @@ func (v *genericVec) Step(actions []int32) error {
 				v.done[i] = 0
 			}
 			if a == Skip {
+				if v.rewrite { // write the unchanged state's row (a caller's buffer, or the own one after one)
+					v.emit(i)
+				}
 				continue
 			}
 			v.play(i, int(a))
@@ -453,6 +468,7 @@ func (v *genericVec) Step(actions []int32) error {
 			v.emit(i)
 		}
 	})
+	v.rewrite = v.target
 	return v.Err()
 }
 
@@ -511,6 +527,21 @@ func (v *genericVec) emit(i int) {
 		return
 	}
 	s.WriteObservation(v.obsB[i*v.d:(i+1)*v.d], p)
+}
+
+func (v *genericVec) SetObsTarget(dst []uint8) error {
+	if dst == nil {
+		v.obsB, v.target = v.obsOwn, false
+		return nil
+	}
+	if v.cfg.Packed {
+		return errors.New("vec: a packed Vec has no observation rows to redirect")
+	}
+	if len(dst) != len(v.obsOwn) {
+		return fmt.Errorf("vec: observation target of %d bytes, want %d (N x D)", len(dst), len(v.obsOwn))
+	}
+	v.obsB, v.target, v.rewrite = dst, true, true
+	return nil
 }
 
 func (v *genericVec) Record(k int) (finished, current *Record, err error) {

@@ -28,6 +28,7 @@ func TestNimConforms(t *testing.T) {
 		if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
 			t.Errorf("%v: %v allocs per step", given, a)
 		}
+		spieltest.VecObsTarget(t, g, cfg, 40)
 	}
 }
 

@@ -147,3 +147,94 @@ func VecAllocs(t *testing.T, g spiel.Game, cfg spiel.VecConfig) float64 {
 		}
 	})
 }
+
+// VecObsTarget steps two Vecs of g from the same seed with the same random
+// legal actions (some envs skipped at every step): one writing into its own
+// buffers, the other into a fresh caller's buffer at every Reset and Step
+// (SetObsTarget, garbage-filled first). Every output must be the same, and
+// after SetObsTarget(nil) the Vec writes its own buffer again. A packed
+// config must be refused, as a target of the wrong size.
+func VecObsTarget(t *testing.T, g spiel.Game, cfg spiel.VecConfig, steps int) {
+	t.Helper()
+	mk := func(c spiel.VecConfig) spiel.Vec {
+		v, err := spiel.NewVec(g, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(v.Close)
+		return v
+	}
+	own, tgt := mk(cfg), mk(cfg)
+	n, a, d := own.NumEnvs(), g.NumDistinctActions(), g.Observation().Size
+	if err := tgt.SetObsTarget(make([]uint8, n*d+1)); err == nil {
+		t.Fatal("SetObsTarget took a buffer of the wrong size")
+	}
+	packed := cfg
+	packed.Packed = true
+	if err := mk(packed).SetObsTarget(make([]uint8, n*d)); err == nil {
+		t.Fatal("a packed Vec took an observation target")
+	}
+	fresh := func() []uint8 {
+		b := make([]uint8, n*d)
+		for i := range b {
+			b[i] = 0xA5 // not an observation value: a row left unwritten shows
+		}
+		if err := tgt.SetObsTarget(b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	same := func(when string, b []uint8) {
+		t.Helper()
+		if !slices.Equal(own.Obs(), b) || !slices.Equal(tgt.Obs(), b) {
+			t.Fatalf("%s: the targeted observations differ from the Vec's own", when)
+		}
+		if !slices.Equal(own.Mask(), tgt.Mask()) || !slices.Equal(own.Player(), tgt.Player()) ||
+			!slices.Equal(own.Rewards(), tgt.Rewards()) || !slices.Equal(own.Done(), tgt.Done()) ||
+			!slices.Equal(own.Scores(), tgt.Scores()) {
+			t.Fatalf("%s: the other outputs differ", when)
+		}
+	}
+	own.Reset(7)
+	b := fresh()
+	tgt.Reset(7)
+	same("reset", b)
+	rng := spiel.NewRNG(7, 8)
+	acts := make([]int32, n)
+	for k := range steps {
+		m := own.Mask()
+		for i := range n {
+			var legal []int32
+			for x := range a {
+				if m[i*a+x] == 1 {
+					legal = append(legal, int32(x))
+				}
+			}
+			acts[i] = legal[rng.IntN(len(legal))]
+			if rng.IntN(5) == 0 {
+				acts[i] = spiel.Skip
+			}
+		}
+		if k%10 == 9 { // now and then without a target: the own buffer again
+			if err := tgt.SetObsTarget(nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := own.Step(acts); err != nil {
+				t.Fatal(err)
+			}
+			if err := tgt.Step(acts); err != nil {
+				t.Fatal(err)
+			}
+			same("a step without a target", tgt.Obs())
+			continue
+		}
+		b := fresh()
+		if err := own.Step(acts); err != nil {
+			t.Fatal(err)
+		}
+		if err := tgt.Step(acts); err != nil {
+			t.Fatal(err)
+		}
+		same("a step", b)
+	}
+}
