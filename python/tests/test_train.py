@@ -560,3 +560,17 @@ def test_duel_policy_is_served_evaluated_and_acts_in_process(duel_run, tmp_path)
     assert {(r["name"], r["seat"]) for r in res["by_seat"]} == {("policy:d", 0), ("policy:d", 1), ("random", 0), ("random", 1)}
     with pytest.raises(ValueError, match="plays duel"):
         evaluate(["policy:d", "random", "random"], games=3, policies=str(pdir), backend="dgeval", progress=False)
+
+
+def test_duel_potential_is_the_wound_balance(server):
+    env = server.make(game="duel", num_envs=2, seed=1, learner_seats=[0], opponent="random")
+    try:
+        pot = _Potential.for_spec(env.spec, "zero_sum")
+        pub = env.spec.obs.section("public").offset
+        obs = np.zeros((2, env.obs_size), np.float32)
+        obs[0, pub + 2], obs[0, pub + 3] = 1, 2  # one wound taken, two dealt
+        obs[1, pub + 2] = 2
+        np.testing.assert_allclose(pot(obs), [1 / 3, -2 / 3], rtol=1e-6)
+        assert pot(env.reset().obs).tolist() == [0.0, 0.0]  # nobody is wounded at the start
+    finally:
+        env.close()

@@ -396,7 +396,7 @@ if _pyspiel is not None:
         if n > len(buf):
             buf = st["str"] = _ctypes.create_string_buffer(2 * n)
             n = f(*args, buf, len(buf))
-        return buf.raw[:n].decode()
+        return _ctypes.string_at(buf, n).decode()  # not buf.raw[:n]: .raw copies the whole 64 KiB first
 
     def _game_type(terminal: bool = False) -> Any:
         return _pyspiel.GameType(

@@ -216,7 +216,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         minutes=30.0,
         hidden=(256, 256),
         features=False,
-        shaping=False,
+        shaping=True,  # a third of a win for each wound dealt, paid when it lands (_WoundPotential)
         reward="zero_sum",
         reward_scale=1.0,
         gamma=0.995,
@@ -510,13 +510,17 @@ class _Potential:
     """
 
     @classmethod
-    def for_spec(cls, spec: Any, reward: str) -> Optional["_Potential"]:
-        """The potential of a spec with ``prizes`` and ``prize_counts`` sections; None (no shaping) without them."""
+    def for_spec(cls, spec: Any, reward: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+        """The potential of a spec: the deal score for the card game (``prizes`` and
+        ``prize_counts`` sections), the wound balance for the duel (:class:`_WoundPotential`);
+        None (no shaping) for any other game."""
         names = {s.name for s in spec.obs.sections}
-        if not {"prizes", "prize_counts"} <= names:
-            log.info("shaping off: the game %r has no prizes/prize_counts sections", spec.game)
-            return None
-        return cls(spec, reward)
+        if {"prizes", "prize_counts"} <= names:
+            return cls(spec, reward)
+        if spec.game == "duel" and "public" in names:
+            return _WoundPotential(spec)
+        log.info("shaping off: no potential is defined for the game %r", spec.game)
+        return None
 
     def __init__(self, spec: Any, reward: str):
         sec = spec.obs.section("prizes")
@@ -536,6 +540,23 @@ class _Potential:
         if self.zero_sum:
             return (score[:, 0] - score[:, 1:].mean(axis=1)).astype(np.float32)
         return score[:, 0].astype(np.float32)
+
+
+class _WoundPotential:
+    """The duel's wound balance from the observer's view, read off the ``public`` section
+    (own wounds at index 2, the opponent's at 3; docs/duel.md): (theirs - mine) / 3.
+
+    Three wounds kill, and a win is worth 1: a wound dealt is paid a third of a win when
+    it lands, and the whole game's return is unchanged (the potential is 0 at the start
+    and after the end). Zero-sum by construction, so the same for both reward modes.
+    """
+
+    def __init__(self, spec: Any):
+        sec = spec.obs.section("public")
+        self.own, self.opp = sec.offset + 2, sec.offset + 3
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return ((obs[:, self.opp] - obs[:, self.own]) / 3.0).astype(np.float32)
 
 
 def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
