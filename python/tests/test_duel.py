@@ -187,3 +187,22 @@ def test_duel_passes_pettingzoo_api_test(server: dgenv.LocalServer) -> None:
         api_test(aec, num_cycles=200)
     finally:
         aec.close()
+
+
+def test_duel_packed_batches_equal_unpacked(client: dgenv.Client) -> None:
+    """``packing="bits"`` carries the duel's 117-action mask and 461-element observation."""
+    kw = dict(game="duel", num_envs=6, seed=3, learner_seats=[1], opponent="heuristic")
+    packed, plain = client.make(packing="bits", **kw), client.make(**kw)
+    try:
+        b, u = packed.reset(seed=3), plain.reset(seed=3)
+        rng = np.random.default_rng(3)
+        for _ in range(60):
+            assert b.mask.shape == (6, 117) and b.obs.shape == (6, 461)
+            np.testing.assert_array_equal(b.mask, u.mask)
+            np.testing.assert_array_equal(b.obs, u.obs)
+            np.testing.assert_array_equal(b.rewards, u.rewards)
+            a = np.array([rng.choice(np.flatnonzero(m)) for m in b.mask])
+            b, u = packed.step(a), plain.step(a)
+    finally:
+        packed.close()
+        plain.close()
