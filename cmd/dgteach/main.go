@@ -21,6 +21,16 @@
 //
 // Shard i holds games i*G .. (i+1)*G-1; game k's deals and bots' moves come
 // from -seed and k alone, so the data does not depend on -workers.
+//
+// Any other registered game (-game duel) is labelled by a bot of that game
+// (-teacher, default heuristic) instead of the search: demonstrations for
+// imitation, in the same shards with the game's own sizes (mask and q are
+// [n, A], A its actions). Such a bot has no values: q is 1 on the teacher's
+// action and 0 on the other legal ones, and ret is the acting seat's return
+// of the whole game minus the others' mean (the duel: +2 won, -2 lost, 0
+// drawn). meta.json's "game" names the game and its parameters.
+//
+//	dgteach -game duel -table heuristic,heuristic -teacher heuristic -eps 0.1 -games 4000 -out runs/teach-duel
 package main
 
 import (
@@ -46,6 +56,8 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 type config struct {
+	game, gameParams, teacher                                string
+	tableSet                                                 bool // -table was given
 	players, deals, games, shardGames, worlds, workers, from int
 	table                                                    []string
 	eps, priorWeight                                         float64
@@ -60,9 +72,12 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c config
 	var table string
+	fs.StringVar(&c.game, "game", env.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (another than the card game is labelled by -teacher)")
+	fs.StringVar(&c.gameParams, "game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
+	fs.StringVar(&c.teacher, "teacher", "heuristic", "games other than the card game: the bot whose choices are the labels")
 	fs.IntVar(&c.players, "players", 4, "players per game (3..6)")
 	fs.IntVar(&c.deals, "deals", 0, "deals per game (0 = as many as players)")
-	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats")
+	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats (other games: the teacher at every seat by default)")
 	fs.IntVar(&c.games, "games", 1000, "games to play (rounded up to whole shards)")
 	fs.IntVar(&c.shardGames, "shard-games", 20, "games per shard file")
 	fs.IntVar(&c.from, "from", 0, "first shard to write (to extend a directory written with the same flags)")
@@ -80,12 +95,16 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	c.table = strings.Split(table, ",")
+	fs.Visit(func(f *flag.Flag) { c.tableSet = c.tableSet || f.Name == "table" })
 	if err := generate(c, *policies, stderr); err != nil {
 		fmt.Fprintln(stderr, "dgteach:", err)
 		return 1
 	}
 	return 0
 }
+
+// shardFunc writes shard i and returns its record count.
+type shardFunc func(i int) (int, error)
 
 func generate(c config, policies string, stderr io.Writer) error {
 	if c.out == "" {
@@ -97,19 +116,40 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if c.eps < 0 || c.eps > 1 {
 		return fmt.Errorf("-eps %v: must be in [0, 1]", c.eps)
 	}
-	g, err := env.NewGame(env.Params{Players: c.players, Deals: c.deals})
+	var (
+		meta map[string]any
+		fn   shardFunc
+		err  error
+	)
+	if c.game == env.GameName {
+		meta, fn, err = prepareCard(c, policies)
+	} else {
+		meta, fn, err = prepareDemo(c, policies)
+	}
 	if err != nil {
 		return err
+	}
+	return runShards(c, meta, fn, stderr)
+}
+
+// prepareCard sets up the card game's labelling by search.
+func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
+	if c.gameParams != "" {
+		return nil, nil, fmt.Errorf("-game-params: the card game takes -players and -deals")
+	}
+	g, err := env.NewGame(env.Params{Players: c.players, Deals: c.deals})
+	if err != nil {
+		return nil, nil, err
 	}
 	var loaded map[string]*policy.Policy
 	if policies != "" {
 		root, err := os.OpenRoot(policies)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		defer root.Close()
 		if loaded, err = policy.LoadFS(games.Default(), root.FS(), nil); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	// The policies' bots (policy:<name>, search:policy:<name>) beside env's own.
@@ -121,16 +161,16 @@ func generate(c config, policies string, stderr io.Writer) error {
 		return env.NewBot(name)
 	}
 	if len(c.table) != c.players {
-		return fmt.Errorf("-table names %d bots for %d players", len(c.table), c.players)
+		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), c.players)
 	}
 	bots := make([]env.Bot, c.players)
 	for i, name := range c.table {
 		if bots[i], err = newBot(name); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if ch, ok := bots[i].(env.GameChecker); ok {
 			if err := ch.CheckGame(g); err != nil {
-				return fmt.Errorf("-table %s: %w", name, err)
+				return nil, nil, fmt.Errorf("-table %s: %w", name, err)
 			}
 		}
 	}
@@ -138,22 +178,29 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if c.prior != "" {
 		p, ok := loaded[c.prior]
 		if !ok {
-			return fmt.Errorf("-prior %q: no such policy in -policies", c.prior)
+			return nil, nil, fmt.Errorf("-prior %q: no such policy in -policies", c.prior)
 		}
 		if err := p.CheckGame(g); err != nil {
-			return fmt.Errorf("-prior %s: %w", c.prior, err)
+			return nil, nil, fmt.Errorf("-prior %s: %w", c.prior, err)
 		}
 		teacher.Prior, teacher.PriorWeight = policy.Prior{Policy: p}, c.priorWeight
-	}
-	var next atomic.Int64
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
 	}
 	meta := map[string]any{
 		"format": "dgteach-v1", "players": c.players, "deals": g.Params().Deals, "obs_size": g.ObservationLayout().Size,
 		"num_actions": env.NumActions, "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"obs": map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": wire.Sections(g.ObservationLayout().Sections)},
+		"game": wire.GameSpec{"name": env.GameName, "players": c.players, "deals": g.Params().Deals, "first_dealer": 0},
+		"obs":  map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": wire.Sections(g.ObservationLayout().Sections)},
+	}
+	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, i) }, nil
+}
+
+// runShards writes meta.json, then the shards from -from on, over -workers
+// goroutines, until -games or -minutes.
+func runShards(c config, meta map[string]any, fn shardFunc, stderr io.Writer) error {
+	var next atomic.Int64
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
 	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
 	if err := os.WriteFile(filepath.Join(c.out, "meta.json"), append(mb, '\n'), 0o644); err != nil {
@@ -189,7 +236,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 				if stop {
 					return
 				}
-				n, err := shard(c, g, bots, teacher, i)
+				n, err := fn(i)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

@@ -570,7 +570,10 @@ def test_duel_potential_is_the_wound_balance(server):
         obs = np.zeros((2, env.obs_size), np.float32)
         obs[0, pub + 2], obs[0, pub + 3] = 1, 2  # one wound taken, two dealt
         obs[1, pub + 2] = 2
-        np.testing.assert_allclose(pot(obs), [1 / 3, -2 / 3], rtol=1e-6)
+        # a win is +2 with zero_sum (1 - (-1)), +1 with points: a wound a third of it
+        np.testing.assert_allclose(pot(obs), [2 / 3, -4 / 3], rtol=1e-6)
+        np.testing.assert_allclose(_Potential.for_spec(env.spec, "points")(obs), [1 / 3, -2 / 3], rtol=1e-6)
+        np.testing.assert_allclose(pot(obs.astype(np.uint8)), [2 / 3, -4 / 3], rtol=1e-6)  # the wire's dtype
         assert pot(env.reset().obs).tolist() == [0.0, 0.0]  # nobody is wounded at the start
     finally:
         env.close()

@@ -1,6 +1,7 @@
 """Imitation of the search bot: ``python -m dgenv.train --preset imitate``.
 
-The first half of expert iteration. ``bin/dgteach`` (Go) plays games at a
+The first half of expert iteration (for the card game; any other game, such
+as the duel, imitates one of its bots: ``-teacher`` below). ``bin/dgteach`` (Go) plays games at a
 table of bots and labels every decision with more than one legal card with
 the search bot's value of each card (the mean outcome over 32 worlds that
 resample every hidden hand, so the labels use only what the acting seat may
@@ -23,6 +24,14 @@ value of search's card minus that of the network's card, in points per
 decision. The exported ``policy.onnx`` is then played by ``bin/dgeval``
 (duplicate deals) against each of ``--eval-opponents``: the same statistics
 as every other evaluation of the project.
+
+Games other than the card game (``--game duel``): ``bin/dgteach -game duel``
+labels each decision with the choice of a bot of that game (``--teacher``,
+default ``heuristic``); ``q`` is then 1 on the teacher's action and 0 on the
+other legal ones, so with a small ``--tau`` the policy target is the
+teacher's action, and the value head learns the game's outcome less the
+game's shaping potential (the duel's wound balance). No colour permutations
+(they are the card game's symmetry) and no card features.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ import torch
 
 from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
+from .spec import DEFAULT_GAME, ObsSpec
 
 __all__ = ["colour_permutations", "load_teach", "find_dgteach", "generate", "train_imitation", "potential"]
 
@@ -74,16 +84,29 @@ def find_dgteach(build: bool = True) -> Path:
 
 
 def generate(out: Path, players: int, games: int, worlds: int = 32, table: str = "", eps: float = 0.05,
-             seed: int = 1, minutes: float = 0.0, deals: Optional[int] = None, progress: bool = True) -> Path:
-    """Run ``bin/dgteach`` to write labelled shards to ``out``; returns ``out``."""
+             seed: int = 1, minutes: float = 0.0, deals: Optional[int] = None, progress: bool = True,
+             game: str = DEFAULT_GAME, game_params: str = "", teacher: str = "heuristic") -> Path:
+    """Run ``bin/dgteach`` to write labelled shards to ``out``; returns ``out``.
+
+    The card game is labelled by search; another ``game`` by its bot ``teacher``
+    (``table`` then defaults to the teacher at every seat, as dgteach does)."""
     exe = find_dgteach()
-    if not table:
+    card = game == DEFAULT_GAME
+    if not table and card:
         table = ",".join((["search", "search", "heuristic", "random"] + ["search", "heuristic"])[:players])
-    cmd = [str(exe), "-players", str(players), "-games", str(games), "-worlds", str(worlds), "-table", table,
-           "-eps", str(eps), "-seed", str(seed), "-out", str(out), "-shard-games", str(max(1, min(20, games)))]
+    cmd = [str(exe), "-games", str(games), "-eps", str(eps), "-seed", str(seed), "-out", str(out),
+           "-shard-games", str(max(1, min(20, games)))]
+    if table:  # another game's default: the teacher at every seat
+        cmd += ["-table", table]
+    if card:
+        cmd += ["-players", str(players), "-worlds", str(worlds)]
+    else:
+        cmd += ["-game", game, "-teacher", teacher]
+        if game_params:
+            cmd += ["-game-params", game_params]
     if minutes:
         cmd += ["-minutes", str(minutes)]
-    if deals:
+    if deals and card:
         cmd += ["-deals", str(deals)]
     if not progress:
         cmd.append("-quiet")
@@ -96,8 +119,9 @@ def generate(out: Path, players: int, games: int, worlds: int = 32, table: str =
 def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[str, np.ndarray], np.ndarray]:
     """Read a ``dgteach`` directory: ``(meta, arrays, shard_id)``.
 
-    ``arrays`` has ``obs`` uint8 [n, D], ``mask`` bool [n, 90], ``q`` float32
-    [n, 90], ``action`` int64 [n], ``ret`` float32 [n]; ``shard_id`` [n] is
+    ``arrays`` has ``obs`` uint8 [n, D], ``mask`` bool [n, A], ``q`` float32
+    [n, A] (A the game's actions: 90 in the card game), ``action`` int64 [n],
+    ``ret`` float32 [n]; ``shard_id`` [n] is
     each record's shard number (for a held-out split by whole games).
     """
     path = Path(path)
@@ -175,7 +199,21 @@ def colour_permutations(sections: list[dict[str, Any]], size: int) -> tuple[np.n
 
 def _spec(meta: dict[str, Any]) -> dict[str, Any]:
     """The session spec (wire form) the labels were taken in, as :meth:`PolicyMeta.from_spec` reads it."""
-    return {"players": int(meta["players"]), "num_actions": int(meta["num_actions"]), "obs": meta["obs"]}
+    return {"players": int(meta["players"]), "num_actions": int(meta["num_actions"]), "obs": meta["obs"],
+            "game": meta.get("game") or {"name": DEFAULT_GAME}}
+
+
+def _game_potential(meta: dict[str, Any], reward: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+    """The trainer's shaping potential of the labels' game (None when it has none)."""
+    from types import SimpleNamespace
+
+    from .train import _Potential
+
+    g = dict(meta.get("game") or {})
+    num_actions = int(meta["num_actions"])
+    spec = SimpleNamespace(game=str(g.pop("name", DEFAULT_GAME)), players=int(meta["players"]),
+                           obs=ObsSpec.from_wire(meta["obs"], num_actions), params=g)
+    return _Potential.for_spec(spec, reward)
 
 
 def _batches(n: int, size: int, gen: torch.Generator):
@@ -223,23 +261,30 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     gen = torch.Generator().manual_seed(cfg.seed)
     t0 = time.monotonic()
 
-    data_dir = Path(cfg.data) if cfg.data else _default_out(f"teach-p{cfg.players}")
+    card = cfg.game == DEFAULT_GAME
+    data_dir = Path(cfg.data) if cfg.data else _default_out(f"teach-p{cfg.players}" if card else f"teach-{cfg.game}")
     if not (data_dir / "meta.json").exists() or not any(data_dir.glob("shard-*.npz")):
         if not cfg.teach_games:
             raise ValueError(f"--data {data_dir}: no dgteach data there (set --teach-games to generate it)")
-        print(f"dgenv.train: generating {cfg.teach_games} games of search labels in {data_dir}", file=sys.stderr)
+        what = "search labels" if card else f"{cfg.teacher} demonstrations of {cfg.game}"
+        print(f"dgenv.train: generating {cfg.teach_games} games of {what} in {data_dir}", file=sys.stderr)
         generate(data_dir, cfg.players, cfg.teach_games, cfg.teach_worlds, cfg.teach_table, cfg.teach_eps,
-                 cfg.teach_seed or cfg.seed, cfg.teach_minutes, cfg.deals, cfg.progress)
+                 cfg.teach_seed or cfg.seed, cfg.teach_minutes, cfg.deals, cfg.progress,
+                 game=cfg.game, game_params=cfg.game_params, teacher=cfg.teacher)
     t_gen = time.monotonic() - t0
     meta, arr, shard = load_teach(data_dir, cfg.max_records)
-    if int(meta["players"]) != cfg.players:
+    data_game = str((meta.get("game") or {}).get("name") or DEFAULT_GAME)
+    if data_game != cfg.game:
+        raise ValueError(f"--data {data_dir}: labels of {data_game}, the run has --game {cfg.game}")
+    if card and int(meta["players"]) != cfg.players:
         raise ValueError(f"--data {data_dir}: {meta['players']} players, the run has --players {cfg.players}")
     players = int(meta["players"])
     sections = meta["obs"]["sections"]
     offs = {s["name"]: int(s["offset"]) for s in sections}
     D = int(meta["obs_size"])
-    pmeta = PolicyMeta.from_spec(_spec(meta), deals=int(meta["deals"]))
-    vt = (arr["ret"] - potential(arr["obs"], players, offs["prizes"])) * cfg.reward_scale
+    pmeta = PolicyMeta.from_spec(_spec(meta), deals=int(meta["deals"]) if card else None)
+    phi = _game_potential(meta, cfg.reward)
+    vt = (arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale
 
     # held out: every 20th shard (whole games), or the last 5% when there are few shards
     ushards = np.unique(shard)
@@ -257,7 +302,9 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
         }
 
     tr, va = tensors(~held), tensors(held)
-    perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    augment = cfg.augment and card  # renaming colours is the card game's symmetry
+    if augment:
+        perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
     del arr
     n = tr["obs"].shape[0]
     t1 = time.monotonic()  # the --minutes budget is the training's, not the data generation's
@@ -269,9 +316,10 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
         net.train()
     else:
         feats = None
-        if cfg.features:
+        if cfg.features and card:
             feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}}
-        net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats)
+        net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
+                        num_actions=int(meta["num_actions"]))
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
     steps_per_epoch = math.ceil(n / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs
@@ -301,7 +349,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
                 obs = tr["obs"][idx]
                 mask = tr["mask"][idx]
                 q = tr["q"][idx]
-                if cfg.augment:  # each sample with its colours renamed by a random permutation
+                if augment:  # each sample with its colours renamed by a random permutation
                     k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
                     obs = obs.gather(1, perm_obs[k])
                     mask = mask.gather(1, perm_act[k])
@@ -354,7 +402,8 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
             pbar.close()
             pbar = None
         ck = save_checkpoint(out / "checkpoints" / "final.pt", net, pmeta, {"update": step})
-        desc = (f"dgenv.train {cfg.name}: imitation of search ({meta['worlds']} worlds) on {n} decisions, "
+        teacher = f"search ({meta['worlds']} worlds)" if card else f"{meta.get('teacher')} ({data_game})"
+        desc = (f"dgenv.train {cfg.name}: imitation of {teacher} on {n} decisions, "
                 f"{step} batches of {cfg.batch_size}, seed {cfg.seed}")
         onnx_path = export_onnx(net, pmeta, out / "policy.onnx", description=desc)
         if cfg.plot:
@@ -363,7 +412,8 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
         for r in final:
             log.row("eval", _eval_row(r, step), step)
         summary = {
-            "out": str(out), "checkpoint": str(ck), "onnx": str(onnx_path), "updates": step, "steps": step * cfg.batch_size,
+            "out": str(out), "game": data_game, "players": players,
+            "checkpoint": str(ck), "onnx": str(onnx_path), "updates": step, "steps": step * cfg.batch_size,
             "records": int(n), "held_out": int(va["obs"].shape[0]), "data": str(data_dir),
             "minutes": round((time.monotonic() - t0) / 60.0, 2), "teach_minutes": round(t_gen / 60.0, 2),
             "last": hist[-1] if hist else None, "best_val_regret": {"regret": best[0], "update": best[1]},
@@ -382,9 +432,12 @@ def final_evaluation(onnx_path: Path, cfg: Any, players: int) -> list[dict[str, 
     ``cfg.final_eval_games`` duplicate games by ``bin/dgeval`` (:func:`dgenv.train.evaluate_onnx`)."""
     from .train import evaluate_onnx
 
+    from .train import _parse_params
+
     if not cfg.final_eval_games:
         return []
-    return [evaluate_onnx(onnx_path, opp, cfg.final_eval_games, players, cfg.deals, cfg.eval_seed)
+    return [evaluate_onnx(onnx_path, opp, cfg.final_eval_games, players, cfg.deals, cfg.eval_seed, cfg.game,
+                          _parse_params(cfg.game_params))
             for opp in cfg.eval_opponents]
 
 

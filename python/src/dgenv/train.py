@@ -108,7 +108,8 @@ class TrainConfig:
     teach_games: int = 0
     teach_seed: int = 0  # 0 = --seed
     teach_worlds: int = 32
-    teach_table: str = ""  # bots per seat while generating ("" = search,search,heuristic,random for 4 players)
+    teach_table: str = ""  # bots per seat while generating ("" = search,search,heuristic,random for 4 players; other games: the teacher)
+    teacher: str = "heuristic"  # games other than the card game: the bot imitated
     teach_eps: float = 0.05
     teach_minutes: float = 0.0
     tau: float = 1.0  # points: the policy target is softmax(q / tau) over the legal cards
@@ -202,6 +203,35 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_games=200,
         eval_opponents=("heuristic", "search"),
         final_eval_games=400,
+    ),
+    # The duel, step 1: imitate the duel's heuristic bot (both roles) from
+    # bin/dgteach -game duel demonstrations (10% of moves played at random,
+    # still labelled with the heuristic's choice, so the net also sees the
+    # positions a weaker player gets into). Step 2 is --preset duel --init.
+    "duel-imitate": dict(
+        name="duel-imitate",
+        algo="imitate",
+        game="duel",
+        teacher="heuristic",
+        teach_games=20000,
+        teach_seed=14,
+        teach_eps=0.1,
+        hidden=(256, 256),
+        features=False,
+        augment=False,
+        tau=0.05,  # q is 1 on the teacher's action: the target is that action
+        reward="zero_sum",
+        reward_scale=1.0,
+        lr=1e-3,
+        lr_final=0.05,
+        epochs=8,
+        batch_size=1024,
+        vf_coef=0.5,
+        max_grad_norm=1.0,
+        minutes=10.0,
+        eval_every_s=60.0,
+        eval_opponents=("random", "heuristic"),
+        final_eval_games=2000,
     ),
     # The duel (docs/duel.md): one network for both roles (Goliath at seat 0,
     # David at seat 1), against the heuristic bot in both, with some random
@@ -518,7 +548,7 @@ class _Potential:
         if {"prizes", "prize_counts"} <= names:
             return cls(spec, reward)
         if spec.game == "duel" and "public" in names:
-            return _WoundPotential(spec)
+            return _WoundPotential(spec, reward)
         log.info("shaping off: no potential is defined for the game %r", spec.game)
         return None
 
@@ -544,19 +574,21 @@ class _Potential:
 
 class _WoundPotential:
     """The duel's wound balance from the observer's view, read off the ``public`` section
-    (own wounds at index 2, the opponent's at 3; docs/duel.md): (theirs - mine) / 3.
+    (own wounds at index 2, the opponent's at 3; docs/duel.md), in the reward's units.
 
-    Three wounds kill, and a win is worth 1: a wound dealt is paid a third of a win when
-    it lands, and the whole game's return is unchanged (the potential is 0 at the start
-    and after the end). Zero-sum by construction, so the same for both reward modes.
+    Three wounds kill: a wound dealt is paid a third of a win when it lands (a win is 1
+    with ``points``, 2 with ``zero_sum``: the winner's 1 minus the loser's -1), and the
+    whole game's return is unchanged (the potential is 0 at the start and after the end).
     """
 
-    def __init__(self, spec: Any):
+    def __init__(self, spec: Any, reward: str = "zero_sum"):
         sec = spec.obs.section("public")
         self.own, self.opp = sec.offset + 2, sec.offset + 3
+        self.per_wound = (2.0 if reward == "zero_sum" else 1.0) / 3.0
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return ((obs[:, self.opp] - obs[:, self.own]) / 3.0).astype(np.float32)
+        o = obs[:, [self.own, self.opp]].astype(np.float32)  # uint8 would wrap below 0
+        return ((o[:, 1] - o[:, 0]) * self.per_wound).astype(np.float32)
 
 
 def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
