@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,3 +93,99 @@ func TestBadArguments(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// readShard reads every array of one shard: data and header by name.
+func readShard(t *testing.T, path string) (map[string][]byte, map[string]string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	arrays, headers := map[string][]byte{}, map[string]string{}
+	for _, f := range zr.File {
+		h, d := readNPY(t, f)
+		name := strings.TrimSuffix(f.Name, ".npy")
+		arrays[name], headers[name] = d, h
+	}
+	return arrays, headers
+}
+
+// Demonstrations of another game (the duel): the game's sizes, the
+// teacher's action legal and marked in q, each game's result in ret, and
+// the same data whatever the workers.
+func TestDuelDemonstrations(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	for i, w := range []string{"1", "2"} {
+		var errb bytes.Buffer
+		args := []string{"-game", "duel", "-game-params", "max_rounds=40", "-teacher", "heuristic", "-table", "heuristic,random",
+			"-eps", "0.2", "-games", "6", "-shard-games", "3", "-workers", w, "-out", dirs[i], "-quiet"}
+		if rc := run(args, &errb); rc != 0 {
+			t.Fatalf("rc %d: %s", rc, errb.String())
+		}
+	}
+	meta, err := os.ReadFile(filepath.Join(dirs[0], "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name": "duel"`, `"max_rounds": 40`, `"num_actions": 117`, `"obs_size": 461`, `"teacher": "heuristic"`} {
+		if !strings.Contains(string(meta), want) {
+			t.Fatalf("meta.json lacks %s:\n%s", want, meta)
+		}
+	}
+	for _, name := range []string{"shard-00000.npz", "shard-00001.npz"} {
+		arrays, headers := readShard(t, filepath.Join(dirs[0], name))
+		other, _ := readShard(t, filepath.Join(dirs[1], name))
+		for k, v := range arrays {
+			if !bytes.Equal(v, other[k]) {
+				t.Fatalf("%s: %s differs between 1 and 2 workers", name, k)
+			}
+		}
+		n := len(arrays["action"]) / 2
+		if n < 20 || !strings.Contains(headers["obs"], "'shape': ("+itoa(n)+", 461)") || !strings.Contains(headers["mask"], "("+itoa(n)+", 117)") {
+			t.Fatalf("%s: %d records, headers %v", name, n, headers)
+		}
+		explored := 0
+		for i := range n {
+			a := int(int16(binary.LittleEndian.Uint16(arrays["action"][2*i:])))
+			played := int(int16(binary.LittleEndian.Uint16(arrays["played"][2*i:])))
+			mask := arrays["mask"][117*i : 117*i+117]
+			if mask[a] != 1 || mask[played] != 1 {
+				t.Fatalf("%s record %d: action %d / played %d not legal", name, i, a, played)
+			}
+			legal := 0
+			for c := range 117 {
+				q := math.Float32frombits(binary.LittleEndian.Uint32(arrays["q"][4*(117*i+c):]))
+				if want := float32(0); c == a && q != 1 || c != a && q != want {
+					t.Fatalf("%s record %d: q[%d] = %v, want 1 on the teacher's %d only", name, i, c, q, a)
+				}
+				legal += int(mask[c])
+			}
+			if legal < 2 {
+				t.Fatalf("%s record %d: %d legal actions; one-choice decisions are not recorded", name, i, legal)
+			}
+			if r := math.Float32frombits(binary.LittleEndian.Uint32(arrays["ret"][4*i:])); r != 2 && r != -2 && r != 0 {
+				t.Fatalf("%s record %d: ret %v, want +-2 or 0 (a duel's result, minus the other's)", name, i, r)
+			}
+			if a != played {
+				explored++
+			}
+		}
+		if explored == 0 {
+			t.Fatalf("%s: the random seat and -eps never played anything but the teacher's action", name)
+		}
+	}
+	for _, args := range [][]string{
+		{"-game", "duel", "-table", "heuristic", "-out", t.TempDir()},
+		{"-game", "duel", "-teacher", "search", "-out", t.TempDir()},
+		{"-game", "duel", "-prior", "x", "-out", t.TempDir()},
+		{"-game", "duel", "-game-params", "max_rounds=0", "-out", t.TempDir()},
+		{"-game", "chess", "-out", t.TempDir()},
+		{"-game-params", "deals=2", "-out", t.TempDir()},
+	} {
+		var errb bytes.Buffer
+		if rc := run(args, &errb); rc == 0 || errb.Len() == 0 {
+			t.Errorf("%v: rc %d, stderr %q; want an error", args, rc, errb.String())
+		}
+	}
+}

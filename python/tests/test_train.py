@@ -577,3 +577,22 @@ def test_duel_potential_is_the_wound_balance(server):
         assert pot(env.reset().obs).tolist() == [0.0, 0.0]  # nobody is wounded at the start
     finally:
         env.close()
+
+
+def test_duel_imitate_preset_learns_from_heuristic_demonstrations(tmp_path):
+    """The duel-imitate preset end to end, small: bin/dgteach -game duel demonstrations,
+    the fit, the export (a duel policy) and dgeval's evaluation in both roles."""
+    c = dict(PRESETS["duel-imitate"])
+    c.update(out=str(tmp_path / "run"), data=str(tmp_path / "teach"), teach_games=6, hidden=(32,), updates=30,
+             batch_size=256, final_eval_games=8, eval_opponents=("random",), progress=False, tensorboard=False,
+             plot=False)
+    s = train(TrainConfig(**c))
+    meta = json.loads((tmp_path / "teach" / "meta.json").read_text())
+    assert meta["game"] == {"name": "duel", "max_rounds": 100} and meta["teacher"] == "heuristic"
+    m = pol.check_policy(s["onnx"])
+    assert (m.game, m.num_actions, m.players) == ("duel", 117, 2)
+    assert s["records"] > 100 and 0.0 <= s["last"]["val_agree"] <= 1.0
+    (r,) = s["final_eval"]
+    assert {b["seat"] for b in r["by_seat"]} == {0, 1}
+    with pytest.raises(ValueError, match="labels of duel"):
+        train(TrainConfig(**{**c, "game": "david_goliath", "out": str(tmp_path / "x")}))
