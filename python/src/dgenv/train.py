@@ -262,6 +262,34 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_opponents=("random", "heuristic"),
         final_eval_games=2000,
     ),
+    # The duel, step 2: PPO from the imitation network against the heuristic
+    # in both roles, gently (the start is already the heuristic's level).
+    "duel-finetune": dict(
+        name="duel-finetune",
+        game="duel",
+        init="runs/duel-imitate/checkpoints/final.pt",
+        learner_seats="0,1",
+        opponent="heuristic",
+        num_envs=256,
+        rollout_steps=32,
+        minutes=30.0,
+        features=False,
+        shaping=True,
+        reward="zero_sum",
+        reward_scale=1.0,
+        gamma=0.995,
+        gae_lambda=0.95,
+        lr=2e-4,
+        lr_final=0.2,
+        epochs=3,
+        minibatches=4,
+        ent_coef=0.003,
+        target_kl=0.02,
+        eval_every_s=150.0,
+        eval_games=400,
+        eval_opponents=("random", "heuristic"),
+        final_eval_games=2000,
+    ),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -911,10 +939,11 @@ class _Run:
         for c in cols:
             c.episodes = c.episodes[-2 * c.N :]
             eps += c.episodes
-            if len(cols) > 1:
-                per_opp[f"train_diff_{c.env.spec.opponent or 'self'}"] = (
-                    float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
-                )
+            if len(cols) > 1:  # per opponent, and per learner seat when the run has several
+                key = f"train_diff_{c.env.spec.opponent or 'self'}"
+                if len(self.seats) > 1 and not c.selfplay:
+                    key += f"_seat{c.seat[0]}"
+                per_opp[key] = float(np.mean([a - b for a, b in c.episodes])) if c.episodes else float("nan")
         diff = float(np.mean([a - b for a, b in eps])) if eps else float("nan")
         var_y = float(np.var(ret))
         ev = float("nan") if var_y == 0 else 1.0 - float(np.var(ret - buf["val"])) / var_y
