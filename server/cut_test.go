@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -128,12 +129,32 @@ func TestCreateWithRequestIDAfterACutConnection(t *testing.T) {
 			before, _ := server.Counts(srv)
 			req := map[string]any{"num_envs": 4096, "seed": 3, "request_id": "run-7." + at}
 			sendCut(t, addr, "POST", "/v1/sessions", mp(t, req), at)
-			first := c.create(req)
+			// The cut create may still be building its 4096 envs when the
+			// retry comes (a slow, loaded machine): 409 busy then says "retry",
+			// and a client does, as the Python client does.
+			first := createRetryingBusy(t, c, req)
 			again := c.create(req)
 			require.Equal(t, first, again, "a retry answers the same session")
 			after, _ := server.Counts(srv)
 			require.Equal(t, before+1, after, "one session for the request_id, no orphan")
 		})
+	}
+}
+
+// createRetryingBusy posts a create, retrying while the answer is 409 busy
+// (its request_id's session is still being created), for up to a minute.
+func createRetryingBusy(t *testing.T, c *client, req map[string]any) created {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, req))
+		if a.Status == http.StatusConflict && bytes.Contains(a.Body, []byte("busy")) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		require.Equal(t, http.StatusOK, a.Status, "create: %q", a.Body)
+		var out created
+		decodeAnswer(t, a, &out)
+		return out
 	}
 }
 
