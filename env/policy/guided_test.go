@@ -148,3 +148,22 @@ func BenchmarkDecisionGuidedSearch(b *testing.B) {
 	g.Workers = 1
 	benchDecisions(b, g)
 }
+
+// The search variants of docs/training.md's "What the search computes"
+// (none stronger than plain search): worlds weighted by the network's
+// likelihood of the others' plays, the heuristic seats recognised and
+// their plays weighing a pool of 256 worlds, and the network playing the
+// searching seat's own cards in the rollouts.
+func BenchmarkDecisionInferSearch(b *testing.B) {
+	p := committed(b, Strongest)
+	benchDecisions(b, env.SearchBot{Workers: 1, Infer: policy.Prior{Policy: p}, InferEps: 0.1})
+}
+
+func BenchmarkDecisionModelSeatsSearch(b *testing.B) {
+	benchDecisions(b, env.SearchBot{Workers: 1, ModelSeats: true, InferPool: 256})
+}
+
+func BenchmarkDecisionSelfRolloutSearch(b *testing.B) {
+	p := committed(b, Strongest)
+	benchDecisions(b, env.SearchBot{Workers: 1, SelfRollout: policy.Bot{Policy: p, Greedy: true}})
+}
