@@ -30,21 +30,21 @@ func TestPlayMatchIsReproducibleFromItsSeedWhateverTheWorkers(t *testing.T) {
 	}
 }
 
-// Duplicate deals: each group of P games replays one deal seed with every
-// rotation of the seating, and the same deal seed really deals the same
-// cards whoever sits where and however they play.
+// Duplicate deals: each group of Seatings(P) = 2P games replays one deal
+// seed in every seating, and the same deal seed really deals the same cards
+// whoever sits where and however they play.
 func TestDuplicateMatchReplaysTheSameDeals(t *testing.T) {
 	const p = 4
 	res, err := env.PlayMatch(env.MatchConfig{Params: env.Params{Players: p, Deals: 2}, Agents: []string{"heuristic", "random", "heuristic", "random"}, Games: 10, Seed: 5, Duplicate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Scores) != 12 {
-		t.Fatalf("duplicate match of 10 games played %d, want 12 (rounded up to a multiple of %d)", len(res.Scores), p)
+	if len(res.Scores) != 16 {
+		t.Fatalf("duplicate match of 10 games played %d, want 16 (rounded up to a multiple of %d seatings)", len(res.Scores), 2*p)
 	}
 	for k := range res.Seeds {
-		if res.Seeds[k] != res.Seeds[k-k%p] {
-			t.Fatalf("game %d deal seed %d differs from its group's %d", k, res.Seeds[k], res.Seeds[k-k%p])
+		if res.Seeds[k] != res.Seeds[k-k%(2*p)] {
+			t.Fatalf("game %d deal seed %d differs from its group's %d", k, res.Seeds[k], res.Seeds[k-k%(2*p)])
 		}
 	}
 	// Same deal seed, different bots and seats: the same hands every deal.
@@ -73,6 +73,52 @@ func TestDuplicateMatchReplaysTheSameDeals(t *testing.T) {
 	b := hands([]env.Bot{env.RandomBot{}, env.RandomBot{}, env.HeuristicBot{}, env.HeuristicBot{}})
 	if len(a) != 2 || !reflect.DeepEqual(a, b) {
 		t.Fatal("the same deal seed dealt different hands under different play")
+	}
+}
+
+// The seatings of a match: each a permutation of the seats; over a set,
+// every agent sits at every seat equally often and plays right after each
+// of its two neighbours in the agents' order equally often (from 3
+// players: rotations of the order and of the reversed order).
+func TestSeatingsBalanceSeatsAndNeighbours(t *testing.T) {
+	for p := 2; p <= 6; p++ {
+		ns := env.Seatings(p)
+		if want := map[bool]int{true: p, false: 2 * p}[p <= 2]; ns != want {
+			t.Fatalf("Seatings(%d) = %d, want %d", p, ns, want)
+		}
+		atSeat := map[[2]int]int{}  // (agent, seat) -> times
+		follows := map[[2]int]int{} // (agent, the agent before it) -> times
+		for r := range ns {
+			agentAt := make([]int, p)
+			seen := map[int]bool{}
+			for i := range p {
+				s := env.SeatOf(i, r, p)
+				if s < 0 || s >= p || seen[s] {
+					t.Fatalf("p %d seating %d: agent %d at seat %d (not a permutation)", p, r, i, s)
+				}
+				seen[s] = true
+				agentAt[s] = i
+				atSeat[[2]int{i, s}]++
+			}
+			for s := range p {
+				follows[[2]int{agentAt[s], agentAt[(s+p-1)%p]}]++
+			}
+		}
+		for i := range p {
+			for s := range p {
+				if atSeat[[2]int{i, s}] != ns/p {
+					t.Fatalf("p %d: agent %d at seat %d %d times, want %d", p, i, s, atSeat[[2]int{i, s}], ns/p)
+				}
+			}
+			if p < 3 {
+				continue
+			}
+			// Each agent follows its two neighbours of the order (i-1 and i+1)
+			// equally often: with rotations alone it would follow i-1 only.
+			if a, b := follows[[2]int{i, (i + p - 1) % p}], follows[[2]int{i, (i + 1) % p}]; a != b || a == 0 {
+				t.Fatalf("p %d: agent %d follows %d %d times and %d %d times", p, i, (i+p-1)%p, a, (i+1)%p, b)
+			}
+		}
 	}
 }
 

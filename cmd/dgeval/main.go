@@ -38,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
 		bySeat    = flag.Bool("by-seat", false, "also print each agent's record from each seat it held (in the duel, each role)")
-		duplicate = flag.Bool("duplicate", false, "replay every deal with every seating rotation (luck cancels)")
+		duplicate = flag.Bool("duplicate", false, "replay every deal in every seating: the agents' order rotated, and from 3 players its reverse rotated too (the luck of the deal and of who sits after whom cancels)")
 		workers   = flag.Int("workers", 0, "goroutines (0 = GOMAXPROCS); results do not depend on it")
 		jsonOut   = flag.String("json", "", "write the summary as JSON to this file")
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")

@@ -55,3 +55,27 @@ def test_python_statistics_agree_with_dgeval_scores(tmp_path: Path) -> None:
     me, best_other = scores[:, 0], scores[:, 1:].max(axis=1)
     old = np.where(me > best_other, 1.0, np.where(me == best_other, 0.5, 0.0)).mean()
     assert abs(old - go["learner"]["win_rate"]["mean"]) > 1e-3
+
+
+def test_seatings_are_dgevals() -> None:
+    """The Python backend seats agents as dgeval does: dgeval's by-seat records of a
+    duplicate match show each agent at each seat seatings(P) / P times."""
+    import json
+    import subprocess
+    import tempfile
+
+    from dgenv.evaluate import find_dgeval, seat_of, seatings
+
+    for p in (2, 3, 4, 6):
+        for r in range(seatings(p)):
+            assert sorted(seat_of(i, r, p) for i in range(p)) == list(range(p))
+    exe = find_dgeval()
+    with tempfile.TemporaryDirectory() as td:
+        out = f"{td}/m.json"
+        agents = "heuristic,random,random"
+        subprocess.run([str(exe), "-players", "3", "-deals", "1", "-agents", agents, "-games", "6", "-duplicate",
+                        "-quiet", "-json", out], check=True, capture_output=True)
+        res = json.loads(open(out).read())
+    # 6 games = one set of 2 x 3 seatings: agent 0 (heuristic) once... twice at every seat
+    held = {r["seat"]: r["games"] for r in res["by_seat"] if r["agent"] == 0}
+    assert held == {0: 2, 1: 2, 2: 2} == {s: sum(seat_of(0, r, 3) == s for r in range(seatings(3))) for s in range(3)}

@@ -18,7 +18,7 @@ Backends:
   one for mixed tables and the search bot at scale.
 * ``python``: server sessions; the policy seats are played in Python with
   the numpy reference forward (:class:`dgenv.policy.OnnxPolicy`), the other
-  seats by one server bot; one session per seating rotation with the same
+  seats by one server bot; one session per seating (:func:`seatings`) with the same
   seed, so every seating sees the same deals (duplicate). For tables of
   policies against one bot kind only.
 
@@ -169,6 +169,18 @@ def _run_dgeval(
     return res
 
 
+def seatings(players: int) -> int:
+    """How many seatings a duplicate set has, as dgeval's (``env.Seatings``): the
+    ``players`` rotations of the agents' order and, from 3 players on, of the reversed
+    order (so no agent always plays right after the same other agent)."""
+    return players if players <= 2 else 2 * players
+
+
+def seat_of(i: int, r: int, players: int) -> int:
+    """The seat of agent ``i`` in seating ``r``, as dgeval's (``env.SeatOf``)."""
+    return (i + r) % players if r < players else (r - players - i) % players
+
+
 def _run_python(
     agents: list[str], files: dict[str, Path], players: int, deals: Optional[int], games: int, seed: int,
     duplicate: bool, progress: bool, server: Optional[str], game: str = DEFAULT_GAME,
@@ -186,7 +198,7 @@ def _run_python(
         raise ValueError(f"the python backend plays one bot kind in the non-policy seats; have {sorted(bots)}: use dgeval")
     bot = next(iter(bots)) if bots else None
     models = {a: OnnxPolicy(files[a[len("policy:"):]]) for a in agents if a.startswith("policy:")}
-    rotations = list(range(players)) if duplicate else [0]
+    rotations = list(range(seatings(players))) if duplicate else [0]
     per_rot = max(1, games // len(rotations))
     client = connect(server) if server else serve()
     rows: list[tuple[int, int, np.ndarray]] = []  # (game index, rotation, totals by seat)
@@ -200,7 +212,9 @@ def _run_python(
             bar = None
     try:
         for r in rotations:
-            seat_agents = [agents[(s - r) % players] for s in range(players)]  # agent i sits at seat (i + r) % P
+            seat_agents = [""] * players
+            for i in range(players):
+                seat_agents[seat_of(i, r, players)] = agents[i]
             learners = [s for s, a in enumerate(seat_agents) if a.startswith("policy:")]
             card = game == DEFAULT_GAME
             env = client.make(players=players if card else None, num_envs=per_rot, seed=seed, deals=deals if card else None,
@@ -231,8 +245,8 @@ def _run_python(
             bar.close()
         if hasattr(client, "stop"):
             client.stop()
-    # agent i sat at seat (i + r) % P: the totals by agent index, summarized as dgeval does (dgenv.stats)
-    by_agent = np.array([[tot[(i + r) % players] for i in range(players)] for _, r, tot in rows], dtype=np.int64)
+    # agent i sat at seat seat_of(i, r, P): the totals by agent index, summarized as dgeval does (dgenv.stats)
+    by_agent = np.array([[tot[seat_of(i, r, players)] for i in range(players)] for _, r, tot in rows], dtype=np.int64)
     return {"backend": "python", "games": len(rows), "players": players, "seed": seed, "duplicate": duplicate,
             "agents": summarize(agents, by_agent), "ratings": ratings(agents, by_agent)}
 
@@ -257,11 +271,11 @@ def evaluate(
 
     Args:
         agents: one agent per seat (``"heuristic"``, ``"policy:NAME"``, ``"policy:path.onnx"``...).
-        games: games to play (with ``duplicate``, dgeval counts every rotation as a game).
+        games: games to play (with ``duplicate``, dgeval counts every seating as a game).
         players: seats per table (default ``len(agents)``).
         deals: deals per game (default: as many as players).
         seed: the same seed replays the same games.
-        duplicate: replay every deal in every seating rotation.
+        duplicate: replay every deal in every seating (:func:`seatings`).
         policies: directory holding ``NAME.onnx`` for ``policy:NAME`` agents.
         backend: ``"dgeval"``, ``"python"`` or ``"auto"`` (dgeval when it can load policies).
         workers: dgeval goroutines (0 = all cores).
