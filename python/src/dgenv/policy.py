@@ -114,13 +114,14 @@ class PolicyMeta:
             game, g = spec.game, dict(spec.params)
             players, num_actions, obs = spec.players, spec.num_actions, spec.obs
         card = game == DEFAULT_GAME
+        n_deals, dealer = 0, 0  # other games have neither
         if card:
-            deals = int(deals if deals is not None else g.get("deals") or players)
-            first_dealer = int(first_dealer or g.get("first_dealer") or 0)
+            n_deals = int(deals if deals is not None else g.get("deals") or players)
+            dealer = int(first_dealer or g.get("first_dealer") or 0)
         return cls(
             players=players,
-            deals=deals if card else 0,
-            first_dealer=first_dealer if card else 0,
+            deals=n_deals,
+            first_dealer=dealer,
             obs_layout=tuple({"name": s.name, "offset": s.offset, "shape": list(s.shape)} for s in obs.sections),
             obs_size=obs.size,
             num_actions=num_actions,
