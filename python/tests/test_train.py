@@ -437,12 +437,12 @@ def test_python_statistics_equal_dgeval(tmp_path):
     assert exe is not None
     agents = ["heuristic", "random", "heuristic", "random"]  # a name at two seats: pooled per game
     js, cs = tmp_path / "r.json", tmp_path / "r.csv"
-    subprocess.run([str(exe), "-agents", ",".join(agents), "-games", "60", "-duplicate", "-seed", "3",
+    subprocess.run([str(exe), "-agents", ",".join(agents), "-games", "64", "-duplicate", "-seed", "3",
                     "-json", str(js), "-csv", str(cs), "-quiet"], check=True, capture_output=True)
     go = json.loads(js.read_text())
     rows = list(csv.reader(open(cs)))[1:]
     scores = np.array([[int(x) for x in r[2:]] for r in rows])
-    assert scores.shape == (60, 4)
+    assert scores.shape == (64, 4)  # 8 duplicate sets of 2 x 4 seatings
     py = summarize(agents, scores)
     assert [a["name"] for a in py] == [a["name"] for a in go["agents"]]
     for p, g in zip(py, go["agents"]):
