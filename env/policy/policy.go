@@ -614,13 +614,7 @@ func (b Bot) CheckGame(g *env.Game) error { return b.Policy.CheckGame(g) }
 // Act implements env.Bot: it encodes the acting seat's observation, runs
 // the network and chooses among the legal actions.
 func (b Bot) Act(s *env.State, rng *env.RNG) env.Action {
-	p := b.Policy
-	sc := p.getDecision()
-	defer scratchPool.Put(sc)
-	s.WriteObservation(sc.obs, s.CurrentPlayer())
-	s.WriteMask(sc.mask)
-	p.forwardObs(sc.obs, sc.logits)
-	return Choose(sc.logits, sc.mask, b.Greedy, b.Temperature, rng)
+	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
 }
 
 // GameBot plays a policy as a spiel.Bot, for any game of the interface
@@ -633,11 +627,24 @@ type GameBot struct {
 
 // Act implements spiel.Bot.
 func (b GameBot) Act(s spiel.State, rng *spiel.RNG) int {
-	p := b.Policy
+	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
+}
+
+// observed is what a decision reads of a state: the card game's *env.State
+// and every spiel.State have it.
+type observed interface {
+	CurrentPlayer() int
+	WriteObservation(dst []uint8, player int)
+	WriteMask(dst []uint8)
+}
+
+// decide encodes the acting seat's observation and mask, runs the network
+// and chooses among the legal actions (Choose).
+func (p *Policy) decide(s observed, greedy bool, temperature float64, rng *spiel.RNG) int {
 	sc := p.getDecision()
 	defer scratchPool.Put(sc)
 	s.WriteObservation(sc.obs, s.CurrentPlayer())
 	s.WriteMask(sc.mask)
 	p.forwardObs(sc.obs, sc.logits)
-	return Choose(sc.logits, sc.mask, b.Greedy, b.Temperature, rng)
+	return Choose(sc.logits, sc.mask, greedy, temperature, rng)
 }

@@ -153,6 +153,23 @@ def create_body(
     return body
 
 
+def act_observations(obs: np.ndarray) -> np.ndarray:
+    """Observations for a policy's ``act`` as the engine writes them: ``[N, D]`` uint8
+    (any numeric dtype holding the engine's small non-negative integers is converted).
+
+    Raises:
+        ValueError: not 2-D, or values that are not such integers.
+    """
+    o = np.ascontiguousarray(obs)
+    if o.ndim != 2:
+        raise ValueError(f"obs shape {o.shape}: want [N, D]")
+    if o.dtype != np.uint8:
+        if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
+            raise ValueError("obs: want the engine's small non-negative integers")
+        o = o.astype(np.uint8)
+    return o
+
+
 class Client:
     """A connection to a running batch server.
 
@@ -319,13 +336,7 @@ class Client:
         with ``seed``. Returns the ``[N]`` int32 actions, and the ``[N, A]`` float32
         logits too when ``logits`` is True. The same as :meth:`dgenv.LocalClient.act`.
         """
-        o = np.ascontiguousarray(obs)
-        if o.ndim != 2:
-            raise ValueError(f"obs shape {o.shape}: want [N, D]")
-        if o.dtype != np.uint8:
-            if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
-                raise ValueError("obs: want the engine's small non-negative integers")
-            o = o.astype(np.uint8)
+        o = act_observations(obs)
         m = np.ascontiguousarray(mask, dtype=np.uint8)
         body = {"obs": _wire.encode_tensor(o), "mask": _wire.encode_tensor(m), "greedy": bool(greedy),
                 "temperature": float(temperature), "seed": int(seed) & (2**64 - 1), "logits": bool(logits)}

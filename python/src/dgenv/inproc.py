@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _capi
-from .client import Batch, BatchEnv, GameLike, Spec, create_body
+from .client import Batch, BatchEnv, GameLike, Spec, act_observations, create_body
 from .spec import DEFAULT_GAME, GameInfo
 from .errors import BadRequest, DgenvError, IllegalActionError
 
@@ -125,13 +125,7 @@ class LocalClient:
         :meth:`policies`: 90 for the card game). Returns the ``[N]`` int32
         actions, and the ``[N, A]`` logits too when ``logits`` is True.
         """
-        o = np.ascontiguousarray(obs)
-        if o.ndim != 2:
-            raise ValueError(f"obs shape {o.shape}: want [N, D]")
-        if o.dtype != np.uint8:
-            if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
-                raise ValueError("obs: want the engine's small non-negative integers")
-            o = o.astype(np.uint8)
+        o = act_observations(obs)
         n = o.shape[0]
         m = np.ascontiguousarray(mask, dtype=np.uint8)
         na = self._num_actions(policy)  # None: not loaded, and the library answers not_found
