@@ -95,7 +95,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .policy import read_meta
 
     m = read_meta(path)
-    print(f"wrote {path}: {m.players} players, {m.deals} deals, obs {m.obs_size}, {path.stat().st_size} bytes")
+    game = f"{m.players} players, {m.deals} deals" if m.game == "david_goliath" else f"{m.game} {dict(m.params)}"
+    print(f"wrote {path}: {game}, obs {m.obs_size}, {m.num_actions} actions, {path.stat().st_size} bytes")
     return 0
 
 
