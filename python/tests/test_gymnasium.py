@@ -300,3 +300,36 @@ def test_env_made_from_a_url_closes_its_connection(server: dgenv.LocalServer) ->
             gc.collect()
     leaks = [w for w in caught if issubclass(w.category, ResourceWarning)]
     assert not leaks, [str(w.message) for w in leaks]
+
+
+def test_async_make_vec_over_the_inproc_engine_refuses_fork_in_the_parent() -> None:
+    # Gymnasium makes one env in the parent (loading the Go engine), then forks
+    # its workers on Linux: they could not run the engine. The parent must say
+    # so, naming the fix, before any worker starts.
+    import multiprocessing
+
+    import gymnasium
+
+    from dgenv.gymnasium import ENV_ID
+
+    context = "fork" if multiprocessing.get_start_method() != "fork" else None  # None: Linux's default, fork
+    with pytest.raises(RuntimeError, match=r"spawn.*vector_kwargs=\{'context': 'spawn'\}"):
+        gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", vector_kwargs={"context": context},
+                           client="inproc", opponent="heuristic")
+    assert not multiprocessing.active_children()  # refused before a worker was started
+
+
+def test_async_make_vec_over_the_inproc_engine_runs_with_spawn() -> None:
+    import gymnasium
+
+    from dgenv.gymnasium import ENV_ID
+
+    envs = gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", vector_kwargs={"context": "spawn"},
+                              client="inproc", opponent="heuristic", players=3, deals=1)
+    try:
+        obs, info = envs.reset(seed=1)
+        assert obs.shape[0] == 2 and info["action_mask"].any(axis=1).all()
+        obs, rew, term, trunc, info = envs.step(np.argmax(info["action_mask"], axis=1))
+        assert not trunc.any()
+    finally:
+        envs.close()

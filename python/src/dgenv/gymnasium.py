@@ -21,8 +21,11 @@ Vector env and auto-reset
       is True. No step is spent on resets: the fastest mode.
 
     The finished game's totals are ``info["scores"][i]`` (where
-    ``info["_scores"][i]``). Games end by termination; truncations are False
-    unless the server reports a truncated game.
+    ``info["_scores"][i]``). Games end by termination; ``truncations[i]`` is
+    True where the game in flight was lost (``Batch.truncated``: the server
+    restarted or the session expired, and the client re-created the session;
+    docs/python.md, "Retries and restarts"): that episode ends there, and the
+    env goes on with a new game as after a termination.
 
 Illegal actions
     ``illegal_action="terminate"`` (default): an action outside the mask (e.g.
@@ -35,12 +38,27 @@ Illegal actions
     server's :class:`~dgenv.errors.IllegalActionError` propagate instead, and
     nothing is stepped.
 
+Worker processes
+    The in-process engine (``client="inproc"``) does not survive ``fork()``
+    (Go's runtime threads are not copied into the child). Gymnasium's
+    ``AsyncVectorEnv`` (``gymnasium.make_vec(..., vectorization_mode="async")``)
+    builds one env in the parent, loading the engine, and then starts its
+    workers with the platform's default start method, ``fork`` on Linux. An
+    :class:`Env` made with an in-process client inside such an
+    ``AsyncVectorEnv`` raises at once, in the parent, naming the fix:
+    ``vector_kwargs={"context": "spawn"}`` (or ``"forkserver"``). A server
+    client (``client=None`` or a URL) forks fine, and :class:`VectorEnv` steps
+    every env in one call, with no worker processes at all.
+
 Importing this module imports gymnasium (``pip install 'dgenv[gymnasium]'``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
+
+import multiprocessing
+import sys
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -84,6 +102,33 @@ def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> 
     return spaces.Box(low=lo.astype(dt), high=hi.astype(dt), shape=(obs.size,), dtype=cast(Any, dt))
 
 
+def _refuse_forked_workers(client: Any) -> None:
+    """Raise when an in-process client is about to be used by workers a Gymnasium
+    ``AsyncVectorEnv`` will fork (see "Worker processes" in the module doc)."""
+    inproc = client == "inproc" or (
+        client is not None and not isinstance(client, (str, Client)) and callable(getattr(client, "make", None))
+    )
+    if not inproc:
+        return
+    f = sys._getframe(1)
+    while f is not None:
+        me = f.f_locals.get("self") if f.f_code.co_name == "__init__" else None
+        if me is not None and isinstance(me, gym.vector.AsyncVectorEnv):
+            context = f.f_locals.get("context")
+            method = multiprocessing.get_context(context).get_start_method()
+            if method == "fork":
+                raise RuntimeError(
+                    "dgenv's in-process engine (client='inproc') cannot run in worker processes forked from "
+                    "this one (Go's runtime does not survive fork()), and this AsyncVectorEnv forks "
+                    f"(context={context!r}). Use a spawn context: gymnasium.make_vec(..., "
+                    "vectorization_mode='async', vector_kwargs={'context': 'spawn'}) or "
+                    "AsyncVectorEnv(..., context='spawn'); or a server client (client=None or a URL); "
+                    "or dgenv.gymnasium.VectorEnv (vectorization_mode='vector_entry_point'), which needs no workers."
+                )
+            return
+        f = f.f_back  # type: ignore[assignment]
+
+
 def _illegal_mode(illegal_action: str) -> str:
     if illegal_action not in ("terminate", "raise"):
         raise ValueError(f"illegal_action {illegal_action!r}: want 'terminate' or 'raise'")
@@ -112,6 +157,8 @@ class VectorEnv(_GymVectorEnv):
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats (``"heuristic"``, ``"random"``).
         reward: ``"points"`` or ``"zero_sum"``; the reward is the learner seat's.
+        reward_scale: the rewards are multiplied by this (as in the SB3 and
+            RLlib adapters; ``illegal_action_reward`` is not scaled).
         seed: seed of the first reset when ``reset`` gets none.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
         autoreset_mode: ``"next_step"`` (default) or ``"same_step"`` (or a
@@ -144,6 +191,7 @@ class VectorEnv(_GymVectorEnv):
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
+        reward_scale: float = 1.0,
         seed: Optional[int] = None,
         obs_dtype: Optional[DTypeLike] = np.float32,
         autoreset_mode: Union[str, AutoresetMode] = "next_step",
@@ -162,6 +210,7 @@ class VectorEnv(_GymVectorEnv):
         seed = o.seed
         self.illegal_action = _illegal_mode(str(o.illegal_action))
         self.illegal_action_reward = float(o.illegal_action_reward or 0.0)
+        self.reward_scale = float(1.0 if o.reward_scale is None else o.reward_scale)
         self.client, self._own_client = own_client(o.client)
         seats = _one_seat(learner_seat, o)
         self.env: BatchEnv = self.client.make(**o.make_kwargs(num_envs=num_envs, learner_seats=seats))
@@ -253,18 +302,23 @@ class VectorEnv(_GymVectorEnv):
         b = self.env.step(a)
         obs, mask, done = b.obs, b.mask, b.done
         rewards = np.array(b.rewards[:, self.learner_seat], dtype=np.float32)
-        trunc = getattr(b, "truncated", None)
-        truncations = np.zeros(n, dtype=bool) if trunc is None else np.asarray(trunc, dtype=bool)
+        if self.reward_scale != 1.0:
+            rewards *= self.reward_scale
+        truncations = np.array(b.truncated, dtype=bool)
         terminations = np.array(done, dtype=bool)
         if illegal is not None:
             rewards[illegal] = self.illegal_action_reward
             terminations |= illegal
-            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            # A truncated env already holds a new game: nothing to play out.
+            abandoned = illegal & ~truncations
+            if not abandoned.any():
+                pass
+            elif self.autoreset_mode == AutoresetMode.SAME_STEP:
                 # The next game's first observation is this step's: play the
                 # abandoned games out now.
-                obs, mask = self._play_out(illegal, obs, mask)
+                obs, mask = self._play_out(abandoned, obs, mask)
             else:
-                self._play_out(illegal, obs, mask)
+                self._play_out(abandoned, obs, mask)
         ended = terminations | truncations
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             if ended.any():  # the terminal observation (zeros) and no legal action
@@ -302,9 +356,7 @@ class VectorEnv(_GymVectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""
-        self.env.close()
-        if self._own_client:
-            self.client.close()
+        _close(self)
 
 
 class Env(_GymEnv):
@@ -316,6 +368,7 @@ class Env(_GymEnv):
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats.
         reward: ``"points"`` or ``"zero_sum"``.
+        reward_scale: the rewards are multiplied by this (``illegal_action_reward`` is not).
         illegal_action: ``"terminate"`` (default) or ``"raise"``; see the module doc.
         illegal_action_reward: reward of an illegal action under ``"terminate"``.
         obs_dtype: observation dtype (float32; None for the wire's uint8).
@@ -328,7 +381,10 @@ class Env(_GymEnv):
     ``info["action_mask"]`` is the ``[90]`` int8 mask of the legal actions
     (``env.action_space.sample(mask=info["action_mask"])`` draws a legal one);
     :meth:`action_masks` gives it as bool. On termination the observation is
-    all zeros (the game is over).
+    all zeros (the game is over). When the game in flight was lost (the server
+    restarted or the session expired: ``Batch.truncated``) the step returns
+    ``truncated=True``, reward 0, the last observation again and
+    ``info["session_lost"]`` True; call :meth:`reset` for a new game.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"]}
@@ -341,6 +397,7 @@ class Env(_GymEnv):
         learner_seat: int = 0,
         opponent: str = "heuristic",
         reward: str = "points",
+        reward_scale: float = 1.0,
         illegal_action: str = "terminate",
         illegal_action_reward: float = -1.0,
         obs_dtype: Optional[DTypeLike] = np.float32,
@@ -353,7 +410,8 @@ class Env(_GymEnv):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: want None or 'ansi'")
-        o = adapter_options(options, Env.__init__, locals(), unsupported=("reward_scale",))
+        o = adapter_options(options, Env.__init__, locals())
+        _refuse_forked_workers(o.client)
         obs_dtype = o.obs_dtype
         self.illegal_action = _illegal_mode(str(o.illegal_action))
         self.client, self._own_client = own_client(o.client)
@@ -362,6 +420,7 @@ class Env(_GymEnv):
         _check_seats(self.env, seats)
         self.learner_seat = seats[0]
         self.illegal_action_reward = float(o.illegal_action_reward or 0.0)
+        self.reward_scale = float(1.0 if o.reward_scale is None else o.reward_scale)
         self.observation_space = observation_space(self.env.spec.obs, obs_dtype)
         self.action_space = spaces.Discrete(self.env.num_actions)
         self.render_mode = render_mode
@@ -398,7 +457,11 @@ class Env(_GymEnv):
             obs = self._end()
             return obs, self.illegal_action_reward, True, False, {"action_mask": self._mask.copy(), "illegal_action": True}
         b = self.env.step(np.array([a], dtype=np.int64))
-        reward = float(b.rewards[0, self.learner_seat])
+        if b.truncated[0]:  # the game was lost with its session: end the episode there
+            self._over = True
+            self._mask = np.zeros_like(self._mask)
+            return self._obs.copy(), 0.0, False, True, {"action_mask": self._mask.copy(), "session_lost": True}
+        reward = float(b.rewards[0, self.learner_seat]) * self.reward_scale
         if b.done[0]:
             obs = self._end()
             return obs, reward, True, False, {"action_mask": self._mask.copy(), "scores": np.array(b.scores[0])}
@@ -418,9 +481,17 @@ class Env(_GymEnv):
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""
-        self.env.close()
-        if self._own_client:
-            self.client.close()
+        _close(self)
+
+
+def _close(env: Any) -> None:
+    """Close what the adapter opened; a constructor that failed half-way opened less
+    (``__del__`` closes too: no AttributeError from a missing ``env``)."""
+    batch = getattr(env, "env", None)
+    if batch is not None:
+        batch.close()
+    if getattr(env, "_own_client", False):
+        env.client.close()
 
 
 if ENV_ID not in gym.registry:

@@ -7,12 +7,12 @@ game and its parameters, the seed, the observation dtype, packing...) means
 the same everywhere::
 
     from dgenv import EnvOptions
-    from dgenv.gymnasium import GymVectorEnv
-    from dgenv.pettingzoo import DGParallelEnv
+    from dgenv.gymnasium import VectorEnv
+    from dgenv.pettingzoo import ParallelEnv
 
     opts = EnvOptions(players=3, seed=7, obs_dtype="uint8", client="inproc")
-    venv = GymVectorEnv(8, options=opts.replace(opponent="random"))
-    penv = DGParallelEnv(options=opts)
+    venv = VectorEnv(8, options=opts.replace(opponent="random"))
+    penv = ParallelEnv(options=opts)
 
 A field left None takes the adapter's default. A keyword argument given
 together with ``options`` wins when it differs from the adapter's default.
@@ -53,7 +53,8 @@ class EnvOptions:
         illegal_action: ``"terminate"`` (end the episode with
             ``illegal_action_reward``) or ``"raise"``.
         illegal_action_reward: the reward of an illegal action under ``"terminate"``.
-        reward_scale: factor applied to rewards (SB3, RLlib).
+        reward_scale: factor applied to rewards (Gymnasium, SB3, RLlib;
+            the PettingZoo and OpenSpiel-style envs refuse it).
         client: a :class:`dgenv.Client`, a server URL, ``"inproc"``
             (:func:`dgenv.local`) or None (the shared local server).
     """

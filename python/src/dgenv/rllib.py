@@ -6,7 +6,11 @@ act observes: each step returns one observation, ``{"observations": float32
 (``ActionMaskingTorchRLModule``) expects. Deal rewards go to every seat when a
 deal ends (RLlib credits an agent's reward to its next observation). When the
 game ends, every agent gets a final observation (zeros, mask all 0: the game
-is over) and ``terminateds["__all__"]`` is True.
+is over) and ``terminateds["__all__"]`` is True. When the game in flight was
+lost instead (the server restarted or the session expired, and the client
+re-created the session: ``Batch.truncated``), the same final observations
+come with reward 0, ``truncateds["__all__"]`` True and
+``infos[agent]["session_lost"]`` True; ``reset`` starts a new game.
 
 With ``opponent`` set (e.g. ``"heuristic"``) the server plays every seat but
 ``learner_seats`` (default ``[0]``), inside its step, so only those seats are
@@ -149,6 +153,10 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
             rewards[agent] = self.illegal_action_reward
             return self._final(), rewards, {"__all__": True}, no, {agent: {"illegal_action": True}}
         b = self.env.step(np.array([a], dtype=np.int64))
+        if b.truncated[0]:  # the game was lost with its session: it ends here, truncated
+            self._over = True
+            lost: MultiAgentDict = {x: {"session_lost": True} for x in self._names}
+            return self._final(), {x: 0.0 for x in self._names}, no, {"__all__": True}, lost
         r = b.rewards[0]
         rewards = {x: float(r[s]) * self.reward_scale for x, s in self._seat.items() if r[s] != 0 or x == agent}
         if b.done[0]:
@@ -159,8 +167,10 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
 
     def close(self) -> None:
         """End the server session (and the connection, if this env opened it from a URL)."""
-        self.env.close()
-        if self._own_client:
+        batch = getattr(self, "env", None)  # None: the constructor failed before the session
+        if batch is not None:
+            batch.close()
+        if getattr(self, "_own_client", False):
             self.client.close()
 
 

@@ -11,8 +11,15 @@ through ``env_method("action_masks")`` (one ``[90]`` bool row per env)::
 Auto-reset is the server's (same step), as SB3 expects: when ``dones[i]`` is
 True, ``obs[i]`` is the next game's first observation. The terminal
 observation is not sent by the server; ``infos[i]["terminal_observation"]``
-holds zeros (games end by termination, never by time limit, so SB3 never
-bootstraps from it). ``infos[i]["scores"]`` has the finished game's totals.
+holds zeros (games end by termination, so SB3 does not bootstrap from it).
+``infos[i]["scores"]`` has the finished game's totals.
+
+When the games in flight were lost (the server restarted or the session
+expired, and the client re-created the session: ``Batch.truncated``), every
+env reports ``dones[i]`` True with ``infos[i]["TimeLimit.truncated"]`` True,
+``infos[i]["session_lost"]`` True and, as ``terminal_observation``, the last
+observation of the lost game (SB3 bootstraps from it); ``obs[i]`` is the new
+game's first.
 
 Importing this module imports stable_baselines3 (``pip install 'dgenv[sb3]'``).
 """
@@ -93,6 +100,7 @@ class VecEnv(_SB3VecEnv):
         self._actions: Optional[np.ndarray] = None
         self._next_seed = seed
         self._terminal = np.zeros(self.env.obs_size, dtype=dt)
+        self._obs: Optional[np.ndarray] = None  # the last observations returned
 
     # -- VecEnv API ----------------------------------------------------------
     def reset(self) -> np.ndarray:
@@ -107,7 +115,8 @@ class VecEnv(_SB3VecEnv):
         b = self.env.reset(seed=seed)
         self._mask = b.mask
         self.reset_infos = [{} for _ in range(self.num_envs)]
-        return np.asarray(b.obs)
+        self._obs = np.asarray(b.obs)
+        return self._obs
 
     def step_async(self, actions: np.ndarray) -> None:
         """Remember the actions (the request is sent in :meth:`step_wait`)."""
@@ -126,7 +135,15 @@ class VecEnv(_SB3VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):  # only the envs whose game ended
             infos[i] = {"terminal_observation": self._terminal, "scores": b.scores[i].copy(), "TimeLimit.truncated": False}
-        return np.asarray(b.obs), rewards, dones, infos
+        if b.truncated.any():  # the games were lost with the session
+            last = self._obs
+            for i in np.flatnonzero(b.truncated):
+                final = self._terminal if last is None else np.array(last[i])
+                infos[i] = {"terminal_observation": final, "TimeLimit.truncated": True, "session_lost": True}
+            dones |= b.truncated
+            rewards[b.truncated] = 0.0
+        self._obs = np.asarray(b.obs)
+        return self._obs, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """``[N, 90]`` bool mask of the legal actions now."""
@@ -134,8 +151,10 @@ class VecEnv(_SB3VecEnv):
 
     def close(self) -> None:
         """End the server session (and close the client if this env opened it from a URL)."""
-        self.env.close()
-        if self._own_client:
+        batch = getattr(self, "env", None)  # None: the constructor failed before the session
+        if batch is not None:
+            batch.close()
+        if getattr(self, "_own_client", False):
             self.client.close()
 
     def _indices(self, indices: Union[None, int, Iterable[int]]) -> list[int]:
