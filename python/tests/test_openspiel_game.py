@@ -224,3 +224,86 @@ def test_openspiels_vector_env_steps_the_game() -> None:
         ts, rewards, done, _ = envs.step(outs, reset_if_done=True)
         ended += sum(done)
     assert ended >= 3
+
+
+def _evil_state_text(marker) -> str:
+    """OpenSpiel's Python-game serialization with a pickled __dict__ that would create ``marker``."""
+    import base64
+    import os
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    attrs = base64.b64encode(pickle.dumps({"_x": Evil()})).decode()
+    return f"history=\nmove_number=0\n__dict__={attrs}"
+
+
+def test_deserialize_state_refuses_a_pickled_dict_and_runs_none_of_it(tmp_path) -> None:
+    marker = tmp_path / "ran"
+    g = load(3)
+    with pytest.raises(pyspiel.SpielError, match="pickle"):
+        g.deserialize_state(_evil_state_text(marker))
+    assert not marker.exists(), "the state text ran code"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "david-goliath-spiel v1\nparams 4 1 0\nactions\n",  # another game's parameters
+        "david-goliath-spiel v1\nparams 3 1 0\nactions 90\n",  # not a card
+        "david-goliath-spiel v1\nparams 3 1 0\nactions 1 1\n",  # the same card dealt twice
+        "david-goliath-spiel v1\nparams 3 1 0\nactions x\n",
+        "david-goliath-spiel v1\nparams 3 1 0\n",
+    ],
+)
+def test_deserialize_state_refuses_what_the_engine_did_not_write(text: str) -> None:
+    with pytest.raises(pyspiel.SpielError):
+        load(3).deserialize_state(text)
+
+
+def test_serialize_is_the_engines_text_and_round_trips_mid_deal() -> None:
+    g = load(3)
+    s = g.new_initial_state()
+    for a in s.legal_actions()[:7]:  # a deal in progress: 7 cards dealt
+        s.apply_action(a)
+    text = s.serialize()
+    assert text.startswith("david-goliath-spiel v1\n") and "__dict__" not in text
+    d = g.deserialize_state(text)
+    assert str(d) == str(s) and d.history() == s.history() and d.legal_actions() == s.legal_actions()
+
+
+def test_cpp_ismcts_bot_raises_instead_of_killing_the_interpreter() -> None:
+    # pyspiel.ISMCTSBot.step releases the GIL and then calls the game's Python
+    # observer without it: a segfault. Run it in a child, which must get a
+    # Python exception and exit normally.
+    import subprocess
+    import sys
+
+    code = """
+import pyspiel
+import dgenv.openspiel
+game = pyspiel.load_game("python_david_goliath(players=3,deals=1,terminal_rewards=true)")
+bot = pyspiel.ISMCTSBot(1, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10, -1,
+                        pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False, False)
+s = game.new_initial_state()
+while s.is_chance_node():
+    s.apply_action(s.legal_actions()[0])
+calls = [lambda: bot.step(s), lambda: bot.step_with_policy(s), lambda: bot.get_policy(s),
+         lambda: pyspiel.evaluate_bots(game.new_initial_state(), [bot] * 3, 1)]
+for call in calls:
+    try:
+        call()
+    except pyspiel.SpielError as e:
+        assert "open_spiel.python.algorithms.ismcts" in str(e), e
+    else:
+        raise SystemExit("no error")
+kuhn = pyspiel.load_game("kuhn_poker").new_initial_state()
+kuhn.apply_action(0)
+kuhn.apply_action(1)
+bot.step(kuhn)  # other games still reach the C++ bot
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-2000:]}"

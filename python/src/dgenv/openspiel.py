@@ -46,6 +46,12 @@ The server encodes only the observation of the seat to act, so
 ``info_state[p]`` of another player is the one p saw at its last turn (zeros
 before its first), and ``legal_actions[p]`` is empty for it. After a LAST step,
 the next ``step`` call starts a new game (like OpenSpiel's).
+
+When the game in flight was lost (the server restarted or the session expired,
+and the client re-created the session: ``Batch.truncated``), ``step`` returns
+LAST with rewards 0 and the per-step discount rather than 0 (dm_env's
+truncation: the game did not end) and ``env.truncated`` is True until the
+next reset.
 """
 
 from __future__ import annotations
@@ -170,6 +176,7 @@ class Environment:
         self._legal: list[list[int]] = [[] for _ in range(self._num_players)]
         self._should_reset = True
         self._player = 0
+        self.truncated = False  # the last game was lost with its session (see the module doc)
 
     # -- OpenSpiel's attributes ---------------------------------------------
     @property
@@ -222,6 +229,7 @@ class Environment:
         self._seen[:] = 0
         self._take(b)
         self._should_reset = False
+        self.truncated = False
         return TimeStep(self._observations(self._player), None, None, StepType.FIRST)
 
     def step(self, actions: Sequence[int]) -> TimeStep:
@@ -234,6 +242,11 @@ class Environment:
             return self.reset()
         a = int(np.asarray(actions).reshape(-1)[0])
         b = self.env.step(np.array([a], dtype=np.int16))
+        if b.truncated[0]:  # the game was lost with its session: it ends here, truncated
+            self._should_reset = self.truncated = True
+            self._legal = [[] for _ in range(self._num_players)]
+            zeros, discounts = [0.0] * self._num_players, [self._discount] * self._num_players
+            return TimeStep(self._observations(TERMINAL_PLAYER), zeros, discounts, StepType.LAST)
         rewards = [float(x) for x in b.rewards[0]]
         if b.done[0]:
             self._should_reset = True
@@ -274,6 +287,7 @@ if _pyspiel is not None:
     # Names of the 90 card ids (env.CardString's "green 12").
     _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
     _STATUS_LEN = 3 + 90
+    _SERIAL_HEADER = "david-goliath-spiel v1\n"  # the engine's state text begins so (cmd/libdgenv/spiel.go)
     # _OUTCOMES[n][card]: the chance outcome (card, 1/n) of a deal with n cards left.
     _OUTCOMES = [()] + [tuple((c, 1.0 / n) for c in range(90)) for n in range(1, 91)]
     _tls = _threading.local()
@@ -462,6 +476,29 @@ if _pyspiel is not None:
                  "terminal_rewards": self._terminal_rewards},
             )
 
+        def deserialize_state(self, text: str) -> "DavidGoliathState":
+            """The state ``state.serialize()`` wrote: the engine parses the text and
+            replays every deal, refusing anything else (a damaged text, another
+            game's, OpenSpiel's pickled ``__dict__`` form) with a ``SpielError``.
+
+            Nothing in the text is unpickled or evaluated. (OpenSpiel's own
+            ``pyspiel.deserialize_game_and_state`` and C++ callers of
+            ``DeserializeState`` unpickle the Python attributes of every Python
+            game, this one included: never give those text you did not write.)
+            """
+            if not isinstance(text, str):
+                raise TypeError(f"deserialize_state: want the str state.serialize() wrote, got {type(text).__name__}")
+            if not text.startswith(_SERIAL_HEADER):
+                raise _pyspiel.SpielError(
+                    f"{GAME_NAME}: not a serialized state of this game (want the text state.serialize() writes, "
+                    f"starting {_SERIAL_HEADER!r}; OpenSpiel's pickled form is refused: unpickling can run code)"
+                )
+            try:
+                handle = _handle_from_text(self._params, text)
+            except Exception as e:  # the engine's message names what is wrong
+                raise _pyspiel.SpielError(f"{GAME_NAME}: bad serialized state: {e}") from None
+            return _adopt_state(self, handle)
+
         def new_initial_state(self, *args: Any) -> "DavidGoliathState":
             """The start of a game: a chance node dealing the first card."""
             if args:
@@ -629,17 +666,34 @@ if _pyspiel is not None:
             seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
             lib, err = self._s.lib, _scratch()["err"]
             h = _capi.check(lib.dg_state_resample(self._s.sync(), int(player_id), seed, err, _capi.ERRCAP), err)
-            handle = _Handle(lib, h, self._s.params)
-            n = lib.dg_state_history(h, None, 0)
-            pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
-            lib.dg_state_history(h, pairs, n)
-            # pyspiel keeps its own history: build the state through
-            # pyspiel's deserialization, which takes the history as text and
-            # the Python attributes as a pickle (here: the handle, adopted).
-            token = _adoption(handle)
-            hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
-            attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": self._tr})).decode()
-            return self.get_game().deserialize_state(f"history={hist}\nmove_number={n}\n__dict__={attrs}")
+            return _adopt_state(self.get_game(), _Handle(lib, h, self._s.params))
+
+        def serialize(self) -> str:
+            """The engine's text of this state (the parameters, the dealing RNG, every deal's hands and plays).
+
+            ``game.deserialize_state`` reads it back. (OpenSpiel's C++
+            ``Serialize``, used by ``pickle`` and ``pyspiel.serialize_game_and_state``,
+            wraps the same text in a pickle; see :meth:`DavidGoliathGame.deserialize_state`.)
+            """
+            return self._s.text()
+
+    def _adopt_state(game: "DavidGoliathGame", handle: _Handle) -> "DavidGoliathState":
+        """A pyspiel state around ``handle``, with pyspiel's history set from the engine's.
+
+        pyspiel keeps its own history and move number, which only its C++
+        deserialization sets: it takes the history as text and the Python
+        attributes as a pickle, made here (never from a caller's text) of a
+        token that adopts ``handle``.
+        """
+        lib, h = handle.lib, handle.sync()
+        n = lib.dg_state_history(h, None, 0)
+        pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
+        lib.dg_state_history(h, pairs, n)
+        token = _adoption(handle)
+        hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
+        attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": game._terminal_rewards})).decode()
+        state: DavidGoliathState = _pyspiel.Game.deserialize_state(game, f"history={hist}\nmove_number={n}\n__dict__={attrs}")
+        return state
 
     _adopting: dict[int, _Handle] = {}
     _adopt_lock = _threading.Lock()
@@ -693,6 +747,50 @@ if _pyspiel is not None:
                 return state.chance_outcomes()
             legal = state.legal_actions(state.current_player())
             return [(a, 1.0 / len(legal)) for a in legal]
+
+    _ISMCTS_REFUSAL = (
+        f"pyspiel.ISMCTSBot (OpenSpiel's C++ ISMCTS) cannot search {GAME_NAME}, nor any Python game: its "
+        "step releases Python's GIL and then calls the game's Python observer without it (a segfault inside "
+        "OpenSpiel's pybind11 binding), and pyspiel does not forward C++ ResampleFromInfostate to Python games. "
+        "Use OpenSpiel's Python ISMCTS: open_spiel.python.algorithms.ismcts.ISMCTSBot(game, "
+        "dgenv.openspiel.RolloutEvaluator(), uct_c, max_simulations) (docs/python.md)."
+    )
+
+    def _refuse_ismcts(name: str) -> None:
+        """Make ``pyspiel.ISMCTSBot.<name>`` raise, before any C++ runs, when given a state of this game."""
+        orig = getattr(_pyspiel.ISMCTSBot, name, None)
+        if orig is None or getattr(orig, "_dgenv_guard", False):
+            return
+
+        def guarded(self: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(state, DavidGoliathState):
+                raise _pyspiel.SpielError(_ISMCTS_REFUSAL)
+            return orig(self, state, *args, **kwargs)
+
+        guarded._dgenv_guard = True  # type: ignore[attr-defined]
+        guarded.__doc__ = orig.__doc__
+        setattr(_pyspiel.ISMCTSBot, name, guarded)
+
+    def _refuse_evaluate_bots() -> None:
+        """``pyspiel.evaluate_bots`` calls each bot's C++ Step directly: refuse a C++ ISMCTSBot on this game there too."""
+        orig = _pyspiel.evaluate_bots
+        if getattr(orig, "_dgenv_guard", False):
+            return
+
+        def evaluate_bots(state: Any, bots: Any, seed: int) -> Any:
+            if isinstance(state, DavidGoliathState) and any(isinstance(b, _pyspiel.ISMCTSBot) for b in bots):
+                raise _pyspiel.SpielError(_ISMCTS_REFUSAL)
+            return orig(state, bots, seed)
+
+        evaluate_bots._dgenv_guard = True  # type: ignore[attr-defined]
+        evaluate_bots.__doc__ = orig.__doc__
+        _pyspiel.evaluate_bots = evaluate_bots
+
+    # The C++ ISMCTS would kill the interpreter (see _ISMCTS_REFUSAL): stop it
+    # with a Python error instead, wherever Python hands it one of our states.
+    for _name in ("step", "step_with_policy", "get_policy", "step_verbose"):
+        _refuse_ismcts(_name)
+    _refuse_evaluate_bots()
 
     if GAME_NAME not in _pyspiel.registered_names():
         _pyspiel.register_game(_GAME_TYPE, DavidGoliathGame)
