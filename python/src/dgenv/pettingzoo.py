@@ -249,7 +249,7 @@ class ParallelEnv(_PZParallelEnv):
     int32; zeros until the game ends), ``illegal_action`` and ``session_lost``.
     """
 
-    metadata: dict[str, Any] = {"name": "dgenv_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+    metadata: dict[str, Any] = {"name": "dgenv_v0", "render_modes": ["ansi", "human"]}
 
     def __init__(self, client: ClientLike = None, **kwargs: Any) -> None:
         self.aec = AECEnv(client, **kwargs)
