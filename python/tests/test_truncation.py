@@ -167,3 +167,38 @@ def test_openspiel_style_environment(server: dgenv.LocalServer) -> None:
         assert ts.first() and not env.truncated
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_gymnasium_vector_env_session_lost_while_playing_out_an_illegal_game(server: dgenv.LocalServer, mode: str) -> None:
+    # An illegal action's game is played out on the server within the step;
+    # when the session is lost during that, every env's game was lost: all
+    # are truncated, and the new games are not played out.
+    from dgenv.gymnasium import VectorEnv
+
+    venv = VectorEnv(2, server, opponent="random", autoreset_mode=mode, **SETTINGS)
+    try:
+        _, info = venv.reset(seed=1)
+        step, calls = venv.env.step, []
+
+        def losing_step(a):  # the second call is the first play-out step
+            calls.append(1)
+            if len(calls) == 2:
+                lose(server, venv.env)
+            return step(a)
+
+        venv.env.step = losing_step  # type: ignore[method-assign]
+        a = np.argmax(info["action_mask"], axis=1)
+        a[0] = int(np.flatnonzero(~info["action_mask"][0])[0])
+        obs, _, terms, truncs, info = venv.step(a)
+        assert len(calls) == 2 and terms[0] and truncs.all()
+        assert venv.env.recoveries == 1 and venv.env.last.episode.sum() == 0, "the new game was played out"
+        if mode == "same_step":  # both envs' observations are the new games' first
+            np.testing.assert_array_equal(obs, venv.env.last.obs)
+            assert info["action_mask"].any(axis=1).all()
+        else:
+            obs, _, terms, truncs, info = venv.step(np.zeros(2, dtype=np.int64))  # the reset step
+            assert not terms.any() and not truncs.any()
+            np.testing.assert_array_equal(obs, venv.env.last.obs)
+    finally:
+        venv.close()

@@ -311,14 +311,15 @@ class VectorEnv(_GymVectorEnv):
             terminations |= illegal
             # A truncated env already holds a new game: nothing to play out.
             abandoned = illegal & ~truncations
-            if not abandoned.any():
-                pass
-            elif self.autoreset_mode == AutoresetMode.SAME_STEP:
-                # The next game's first observation is this step's: play the
-                # abandoned games out now.
-                obs, mask = self._play_out(abandoned, obs, mask)
-            else:
-                self._play_out(abandoned, obs, mask)
+            if abandoned.any():
+                # Play the abandoned games out now (under SAME_STEP the next
+                # game's first observation is this step's).
+                played_obs, played_mask, lost = self._play_out(abandoned, obs, mask)
+                if lost is not None:  # the session was lost meanwhile: every env holds a new game
+                    truncations |= lost
+                    obs, mask = played_obs, played_mask
+                elif self.autoreset_mode == AutoresetMode.SAME_STEP:
+                    obs, mask = played_obs, played_mask
         ended = terminations | truncations
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             if ended.any():  # the terminal observation (zeros) and no legal action
@@ -330,10 +331,17 @@ class VectorEnv(_GymVectorEnv):
         self._mask = mask
         return obs, rewards, terminations, truncations, self._info(b, mask, ended, illegal)
 
-    def _play_out(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _play_out(
+        self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         """Finish the games of ``rows`` on the server (lowest legal card for the
         learner, the other envs skipped), so those envs start a new game.
-        Returns ``obs`` and ``mask`` with those rows replaced by the new games' first ones."""
+
+        Returns ``obs`` and ``mask`` with those rows replaced by the new games'
+        first ones, and None; or, when the session was lost (and re-created)
+        meanwhile, the new session's obs and mask for every row and its
+        ``truncated`` (every env's game was lost).
+        """
         left = rows.copy()
         cur_mask = mask
         b: Optional[Batch] = None
@@ -341,6 +349,8 @@ class VectorEnv(_GymVectorEnv):
             a = np.full(self.num_envs, SKIP, dtype=np.int64)
             a[left] = np.argmax(cur_mask[left], axis=1)
             b = self.env.step(a)
+            if b.truncated.any():
+                return b.obs, b.mask, np.array(b.truncated, dtype=bool)
             cur_mask = b.mask
             left &= ~b.done
         assert b is not None
@@ -348,7 +358,7 @@ class VectorEnv(_GymVectorEnv):
         mask = mask.copy()
         obs[rows] = b.obs[rows]
         mask[rows] = b.mask[rows]
-        return obs, mask
+        return obs, mask, None
 
     def action_masks(self) -> np.ndarray:
         """``[N, 90]`` bool mask of the legal actions for the current observations."""
