@@ -428,6 +428,12 @@ func TestStepRefusals(t *testing.T) {
 			{"an unknown field", ctMsgpack, mp(t, map[string]any{"actions": plain, "extra": 1}), 400, "bad_request"},
 			{"an unknown tensor field", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "data": []byte{}, "order": "C"}}), 400, "bad_request"},
 			{"a float tensor", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<f4", "shape": []int{n}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
+			{"a float -1.0 (JSON)", ctJSON, []byte(`{"actions": [-1.0, 0, 0, 0]}`), 400, "bad_request"},
+			{"a float -1.0 (msgpack)", ctMsgpack, mp(t, map[string]any{"actions": []any{-1.0, 0, 0, 0}}), 400, "bad_request"},
+			{"a [2, 2] array for 4 envs (JSON)", ctJSON, js(t, map[string]any{"actions": [][]int{plain[:2], plain[2:]}}), 400, "bad_request"},
+			{"a [2, 2] array for 4 envs (msgpack)", ctMsgpack, mp(t, map[string]any{"actions": [][]int{plain[:2], plain[2:]}}), 400, "bad_request"},
+			{"a [2, 2] tensor for 4 envs", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{2, 2}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
+			{"a [2, 2] JSON tensor for 4 envs", ctJSON, js(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{2, 2}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
 			{"a tensor of the wrong shape", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{n, 1}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
 			{"a tensor blob of the wrong size", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{n}, "data": make([]byte, 4*n+1)}}), 400, "bad_request"},
 			{"a tensor without dtype", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"data": make([]byte, 4*n)}}), 400, "bad_request"},
@@ -516,7 +522,7 @@ func TestUnknownSessionIs404(t *testing.T) {
 func TestRecordRoute(t *testing.T) {
 	c := newClient(t)
 	s := c.create(map[string]any{"num_envs": 2, "seed": 1, "game": map[string]any{"players": 3, "deals": 1}})
-	for _, k := range []string{"-1", "2", "x", "99999999999999999999"} {
+	for _, k := range []string{"-1", "2", "x", "99999999999999999999", "+1", "%2B1", "01", "00", "1.0", "1e0", "0x1", "%201", "1%20", "%D9%A1"} {
 		t.Run("env "+k+" is refused", func(t *testing.T) {
 			requireError(t, c.do("GET", "/v1/sessions/"+s.Session+"/envs/"+k+"/record", "", nil), http.StatusBadRequest, "bad_request")
 		})

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -467,8 +466,8 @@ func (s *Server) record(c *gin.Context) {
 		return
 	}
 	defer s.reg.release(sess)
-	k, err := strconv.Atoi(c.Param("k"))
-	if err != nil || k < 0 || k >= sess.n {
+	k, ok := envIndex(c.Param("k"))
+	if !ok || k >= sess.n {
 		e := Errorf(CodeBadRequest, "env %q: must be an integer 0..%d", c.Param("k"), sess.n-1)
 		e.Details = map[string]any{"field": "k"}
 		s.fail(c, out, e)
@@ -480,6 +479,22 @@ func (s *Server) record(c *gin.Context) {
 		return
 	}
 	s.respond(c, http.StatusOK, out, recordResponse{Finished: toGameRecord(fin), Current: toGameRecord(cur)})
+}
+
+// envIndex reads an env index written the one way: decimal digits, no sign,
+// no leading zero ("0", "17"; not "+1", "01", "1.0"), at most 9 of them.
+func envIndex(p string) (int, bool) {
+	if p == "" || len(p) > 9 || (p[0] == '0' && len(p) > 1) {
+		return 0, false
+	}
+	k := 0
+	for i := range len(p) {
+		if p[i] < '0' || p[i] > '9' {
+			return 0, false
+		}
+		k = 10*k + int(p[i]-'0')
+	}
+	return k, true
 }
 
 func (s *Server) listGames(c *gin.Context) {
