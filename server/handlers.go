@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -287,6 +288,9 @@ func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 		var pe *spiel.PanicError
 		if errors.As(err, &pe) {
 			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
+			if e := opponentFailure(pe); e != nil {
+				return nil, Errorf(CodeInternal, "an opponent failed: %v: no session was made", e)
+			}
 			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
 		}
 		return nil, engineError(err)
@@ -457,7 +461,23 @@ func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
 	s.reg.remove(sess)
+	if e := opponentFailure(pe); e != nil {
+		s.fail(c, out, Errorf(CodeInternal, "an opponent failed: %v: the session was deleted", e))
+		return
+	}
 	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
+}
+
+// opponentFailure is the error of a panic that is not a bug of the server
+// but an opponent's policy file unfit to play (policy.ErrNonFinite), or nil.
+func opponentFailure(pe *spiel.PanicError) error {
+	if pe == nil {
+		return nil
+	}
+	if e, ok := pe.Value.(error); ok && errors.Is(e, policy.ErrNonFinite) {
+		return e
+	}
+	return nil
 }
 
 func (s *Server) record(c *gin.Context) {
