@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -109,24 +110,46 @@ func unsupportedType(ct string) *Error {
 // hostAllowed checks a request's Host (name and optional port; the port is
 // not checked: a proxy may forward another one).
 func (r siteRules) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	}
-	host = strings.ToLower(host)
-	switch {
-	case r.unix:
+	host := hostName(hostport)
+	if r.unix {
 		return true
-	case host == "":
+	}
+	if host == "" {
 		return false
-	case isLoopback(host), r.hosts[host]:
+	}
+	host = strings.ToLower(host) // no copy when already lower case
+	// Only what may be an IP is parsed (netip: no allocation; a failed
+	// parse would allocate its error on every request under a name).
+	var ip netip.Addr
+	isIP := false
+	if c := host[0]; ('0' <= c && c <= '9') || strings.IndexByte(host, ':') >= 0 {
+		var err error
+		ip, err = netip.ParseAddr(host)
+		isIP = err == nil
+	}
+	switch {
+	case host == "localhost", isIP && ip.IsLoopback(), r.hosts[host]:
 		return true
 	case r.listenHost != "" && host == r.listenHost:
 		return true
 	}
-	return r.anyIP && net.ParseIP(host) != nil
+	return r.anyIP && isIP
+}
+
+// hostName is the name of a Host header without its port and brackets
+// ("[::1]:80" -> "::1"), cut by hand: net.SplitHostPort allocates its
+// error for a Host without a port.
+func hostName(hostport string) string {
+	if rest, ok := strings.CutPrefix(hostport, "["); ok {
+		if i := strings.IndexByte(rest, ']'); i >= 0 && (i == len(rest)-1 || rest[i+1] == ':') {
+			return rest[:i]
+		}
+		return hostport // malformed: matches nothing
+	}
+	if i := strings.IndexByte(hostport, ':'); i >= 0 && strings.LastIndexByte(hostport, ':') == i {
+		return hostport[:i]
+	}
+	return hostport
 }
 
 // originAllowed accepts the server's own origin (the scheme of this
