@@ -164,7 +164,7 @@ func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint6
 				if cfg.Duplicate {
 					dealSeed = seeds[k-rot]
 				}
-				totals, err := play(rot, dealSeed, seeds[k]^0xb07)
+				totals, err := playRecovered(play, rot, dealSeed, seeds[k]^0xb07)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -189,6 +189,23 @@ func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint6
 		return nil, first
 	}
 	return res, nil
+}
+
+// playRecovered plays one game of a match. A bot that panics with an error
+// (a policy whose network gave non-finite logits: policy.ErrNonFinite)
+// fails the match with that error instead of ending the process; any other
+// panic (a runtime error: a bug) goes on.
+func playRecovered(play func(rot int, dealSeed, botSeed uint64) ([]int, error), rot int, dealSeed, botSeed uint64) (totals []int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if _, bug := r.(runtime.Error); !ok || bug {
+				panic(r)
+			}
+			totals, err = nil, fmt.Errorf("a bot failed: %w", e)
+		}
+	}()
+	return play(rot, dealSeed, botSeed)
 }
 
 // PlayMatchOf plays a match of any game of a registry: agents name bots of

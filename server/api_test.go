@@ -111,7 +111,7 @@ func TestCreateSessionAnswersTheSpec(t *testing.T) {
 
 func (c *client) doAccept(method, path, ct, accept string, body []byte) answer {
 	c.tb.Helper()
-	req, _ := http.NewRequest(method, "http://dg"+path, bytes.NewReader(body))
+	req, _ := http.NewRequest(method, "http://localhost"+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("Accept", accept)
 	w := newRecorder()
@@ -148,7 +148,6 @@ func TestCreateSessionRefusesBadRequests(t *testing.T) {
 		{"malformed JSON", ctJSON, `{"num_envs": `, "body"},
 		{"a string for a number", ctJSON, `{"num_envs": "4"}`, "num_envs"},
 		{"data after the JSON value", ctJSON, `{} {}`, "after"},
-		{"an unsupported Content-Type", "text/plain", `{}`, "Content-Type"},
 		{"malformed msgpack", ctMsgpack, "\x81\xa8num_envs", "truncated"},
 		{"msgpack that is not a map", ctMsgpack, "\x93\x01\x02\x03", "map"},
 		{"msgpack with an unknown field", ctMsgpack, string(mp(t, map[string]any{"nope": 1})), "nope"},
@@ -213,7 +212,7 @@ func TestResetAndStep(t *testing.T) {
 		a := c.reset(id, map[string]any{"seed": 11})
 		b := c.reset(id, map[string]any{})
 		assert.NotEqual(t, a.Obs.Data, b.Obs.Data)
-		e := c.do("POST", "/v1/sessions/"+id+"/reset", "", nil)
+		e := c.do("POST", "/v1/sessions/"+id+"/reset", ctJSON, nil)
 		assert.Equal(t, http.StatusOK, e.Status, "an empty body is {}: %s", e.Body)
 	})
 	t.Run("every accepted form of actions steps alike", func(t *testing.T) {
@@ -429,6 +428,12 @@ func TestStepRefusals(t *testing.T) {
 			{"an unknown field", ctMsgpack, mp(t, map[string]any{"actions": plain, "extra": 1}), 400, "bad_request"},
 			{"an unknown tensor field", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "data": []byte{}, "order": "C"}}), 400, "bad_request"},
 			{"a float tensor", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<f4", "shape": []int{n}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
+			{"a float -1.0 (JSON)", ctJSON, []byte(`{"actions": [-1.0, 0, 0, 0]}`), 400, "bad_request"},
+			{"a float -1.0 (msgpack)", ctMsgpack, mp(t, map[string]any{"actions": []any{-1.0, 0, 0, 0}}), 400, "bad_request"},
+			{"a [2, 2] array for 4 envs (JSON)", ctJSON, js(t, map[string]any{"actions": [][]int{plain[:2], plain[2:]}}), 400, "bad_request"},
+			{"a [2, 2] array for 4 envs (msgpack)", ctMsgpack, mp(t, map[string]any{"actions": [][]int{plain[:2], plain[2:]}}), 400, "bad_request"},
+			{"a [2, 2] tensor for 4 envs", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{2, 2}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
+			{"a [2, 2] JSON tensor for 4 envs", ctJSON, js(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{2, 2}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
 			{"a tensor of the wrong shape", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{n, 1}, "data": make([]byte, 4*n)}}), 400, "bad_request"},
 			{"a tensor blob of the wrong size", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"dtype": "<i4", "shape": []int{n}, "data": make([]byte, 4*n+1)}}), 400, "bad_request"},
 			{"a tensor without dtype", ctMsgpack, mp(t, map[string]any{"actions": map[string]any{"data": make([]byte, 4*n)}}), 400, "bad_request"},
@@ -517,7 +522,7 @@ func TestUnknownSessionIs404(t *testing.T) {
 func TestRecordRoute(t *testing.T) {
 	c := newClient(t)
 	s := c.create(map[string]any{"num_envs": 2, "seed": 1, "game": map[string]any{"players": 3, "deals": 1}})
-	for _, k := range []string{"-1", "2", "x", "99999999999999999999"} {
+	for _, k := range []string{"-1", "2", "x", "99999999999999999999", "+1", "%2B1", "01", "00", "1.0", "1e0", "0x1", "%201", "1%20", "%D9%A1"} {
 		t.Run("env "+k+" is refused", func(t *testing.T) {
 			requireError(t, c.do("GET", "/v1/sessions/"+s.Session+"/envs/"+k+"/record", "", nil), http.StatusBadRequest, "bad_request")
 		})

@@ -34,6 +34,22 @@ type Config struct {
 	Policies PoliciesConfig `mapstructure:"policies"`
 	Web      WebConfig      `mapstructure:"web"`
 	Sessions SessionsConfig `mapstructure:"sessions"`
+
+	CrossSite CrossSiteConfig `mapstructure:"cross_site"`
+}
+
+// CrossSiteConfig says which hosts and pages may reach the API from a
+// browser besides the server itself (site.go: DNS rebinding and cross-site
+// requests).
+type CrossSiteConfig struct {
+	// AllowedHosts are host names (no port) accepted in a request's Host
+	// besides loopback names (localhost, 127.0.0.1, [::1]) and the
+	// listening address: the names a proxy or the users' URLs give it.
+	AllowedHosts []string `mapstructure:"allowed_hosts"`
+	// AllowedOrigins are origins ("http://host:port") whose pages may call
+	// the API besides the server's own (a request's Origin, when a browser
+	// sends one, must be one of these).
+	AllowedOrigins []string `mapstructure:"allowed_origins"`
 }
 
 // SessionsConfig shapes sessions a client creates.
@@ -135,6 +151,8 @@ func DefaultConfig() Config {
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
 		Policies: PoliciesConfig{MaxActRows: 8192},
 		Web:      WebConfig{Enabled: true},
+		// Empty lists, as the YAML's [] decodes.
+		CrossSite: CrossSiteConfig{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 	}
 }
 
@@ -235,6 +253,16 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Sessions.DefaultOpponent) != c.Sessions.DefaultOpponent {
 		bad("sessions.default_opponent", fmt.Sprintf("%q", c.Sessions.DefaultOpponent), "has leading or trailing space")
+	}
+	for _, h := range c.CrossSite.AllowedHosts {
+		if net.ParseIP(h) == nil && (h == "" || strings.ContainsAny(h, ":/[]@ \t")) {
+			bad("cross_site.allowed_hosts", fmt.Sprintf("%q", h), "want a host name or IP address without scheme or port (IPv6 without brackets: fd00::1)")
+		}
+	}
+	for _, o := range c.CrossSite.AllowedOrigins {
+		if _, ok := normalOrigin(o); !ok {
+			bad("cross_site.allowed_origins", fmt.Sprintf("%q", o), `want "http://host[:port]" or "https://host[:port]" and nothing more`)
+		}
 	}
 	if len(c.Policies.Pins) > 0 && c.Policies.Dir == "" {
 		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")

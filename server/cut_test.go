@@ -30,7 +30,7 @@ func sendCut(t *testing.T, addr, method, path string, body []byte, at string) {
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: dg\r\nContent-Type: application/msgpack\r\nContent-Length: %d\r\n\r\n", method, path, len(body))
+	head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/msgpack\r\nContent-Length: %d\r\n\r\n", method, path, len(body))
 	_, err = io.WriteString(conn, head)
 	require.NoError(t, err)
 	switch at {

@@ -41,18 +41,21 @@ func isMsgpackType(mt string) bool {
 	return mt == mimeMsgpack || mt == "application/x-msgpack" || mt == "application/vnd.msgpack"
 }
 
-// requestFormat reads Content-Type. An empty one means JSON.
+// requestFormat reads Content-Type. An empty one means JSON on a request
+// without a body; a body without one is refused (415: site.go).
 func requestFormat(r *http.Request) (format, *Error) {
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.ToLower(strings.TrimSpace(mt))
 	switch {
-	case mt == "" || mt == mimeJSON:
+	case mt == "" && !hasBody(r):
+		return formatJSON, nil
+	case mt == mimeJSON:
 		return formatJSON, nil
 	case isMsgpackType(mt):
 		return formatMsgpack, nil
 	}
-	return formatJSON, Errorf(CodeBadRequest, "Content-Type %q: want %s or %s", ct, mimeMsgpack, mimeJSON)
+	return formatJSON, unsupportedType(ct)
 }
 
 // responseFormat is the request's format unless Accept names one of ours.

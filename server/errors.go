@@ -13,16 +13,19 @@ type Code string
 const (
 	CodeBadRequest       Code = "bad_request"        // malformed body, unknown field, wrong length, out of range
 	CodeUnauthorized     Code = "unauthorized"       // bearer token missing or wrong
+	CodeForbidden        Code = "forbidden"          // a Host or Origin of another site (DNS rebinding, cross-site requests)
 	CodeNotFound         Code = "not_found"          // unknown session or route
 	CodeMethodNotAllowed Code = "method_not_allowed" // a known path, another method (header Allow lists its methods)
 	CodeBusy             Code = "busy"               // another request on this session is in flight
 	CodeStaleSeq         Code = "stale_seq"          // a step or reset's seq is neither the session's nor a retry of its last request
 	CodeConflict         Code = "conflict"           // a create's request_id was used with other settings
 	CodeTooLarge         Code = "too_large"          // body over the cap
-	CodeIllegalAction    Code = "illegal_action"     // an action is not legal; nothing changed
-	CodeLimit            Code = "limit"              // a server cap is reached; retry later
-	CodeUnavailable      Code = "unavailable"        // the server is shutting down
-	CodeInternal         Code = "internal"           // a bug: the recovery middleware caught a panic
+	// CodeUnsupportedMediaType: a body without an explicit JSON or msgpack Content-Type.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	CodeIllegalAction        Code = "illegal_action" // an action is not legal; nothing changed
+	CodeLimit                Code = "limit"          // a server cap is reached; retry later
+	CodeUnavailable          Code = "unavailable"    // the server is shutting down
+	CodeInternal             Code = "internal"       // a bug: the recovery middleware caught a panic
 )
 
 // Error is the one error type the handlers return. Details are extra fields
@@ -50,6 +53,8 @@ func Status(code Code) int {
 		return http.StatusBadRequest
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
+	case CodeForbidden:
+		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
@@ -58,6 +63,8 @@ func Status(code Code) int {
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case CodeIllegalAction:
 		return http.StatusUnprocessableEntity
 	case CodeLimit:

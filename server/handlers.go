@@ -8,11 +8,11 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -288,6 +288,9 @@ func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 		var pe *spiel.PanicError
 		if errors.As(err, &pe) {
 			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
+			if e := opponentFailure(pe); e != nil {
+				return nil, Errorf(CodeInternal, "an opponent failed: %v: no session was made", e)
+			}
 			return nil, Errorf(CodeInternal, "internal error creating the session (a panic, logged); no session was made")
 		}
 		return nil, engineError(err)
@@ -458,7 +461,23 @@ func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
 	s.reg.remove(sess)
+	if e := opponentFailure(pe); e != nil {
+		s.fail(c, out, Errorf(CodeInternal, "an opponent failed: %v: the session was deleted", e))
+		return
+	}
 	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
+}
+
+// opponentFailure is the error of a panic that is not a bug of the server
+// but an opponent's policy file unfit to play (policy.ErrNonFinite), or nil.
+func opponentFailure(pe *spiel.PanicError) error {
+	if pe == nil {
+		return nil
+	}
+	if e, ok := pe.Value.(error); ok && errors.Is(e, policy.ErrNonFinite) {
+		return e
+	}
+	return nil
 }
 
 func (s *Server) record(c *gin.Context) {
@@ -467,8 +486,8 @@ func (s *Server) record(c *gin.Context) {
 		return
 	}
 	defer s.reg.release(sess)
-	k, err := strconv.Atoi(c.Param("k"))
-	if err != nil || k < 0 || k >= sess.n {
+	k, ok := envIndex(c.Param("k"))
+	if !ok || k >= sess.n {
 		e := Errorf(CodeBadRequest, "env %q: must be an integer 0..%d", c.Param("k"), sess.n-1)
 		e.Details = map[string]any{"field": "k"}
 		s.fail(c, out, e)
@@ -480,6 +499,22 @@ func (s *Server) record(c *gin.Context) {
 		return
 	}
 	s.respond(c, http.StatusOK, out, recordResponse{Finished: toGameRecord(fin), Current: toGameRecord(cur)})
+}
+
+// envIndex reads an env index written the one way: decimal digits, no sign,
+// no leading zero ("0", "17"; not "+1", "01", "1.0"), at most 9 of them.
+func envIndex(p string) (int, bool) {
+	if p == "" || len(p) > 9 || (p[0] == '0' && len(p) > 1) {
+		return 0, false
+	}
+	k := 0
+	for i := range len(p) {
+		if p[i] < '0' || p[i] > '9' {
+			return 0, false
+		}
+		k = 10*k + int(p[i]-'0')
+	}
+	return k, true
 }
 
 func (s *Server) listGames(c *gin.Context) {

@@ -41,7 +41,10 @@ func TestAuth(t *testing.T) {
 				if path == "/metrics" {
 					method, body = "GET", nil
 				}
-				req := httptest.NewRequest(method, path, bytes.NewReader(body))
+				req := httptest.NewRequest(method, "http://localhost"+path, bytes.NewReader(body))
+				if body != nil {
+					req.Header.Set("Content-Type", ctJSON)
+				}
 				if tc.header != "" {
 					req.Header.Set("Authorization", tc.header)
 				}
@@ -81,7 +84,7 @@ func TestBodyCaps(t *testing.T) {
 			if tc.chunked {
 				r = io.MultiReader(r) // hides the length: no Content-Length
 			}
-			req := httptest.NewRequest("POST", tc.path, r)
+			req := httptest.NewRequest("POST", "http://localhost"+tc.path, r)
 			req.Header.Set("Content-Type", ctJSON)
 			if tc.chunked {
 				req.ContentLength = -1
@@ -141,7 +144,7 @@ func TestBusySessionAnswers409(t *testing.T) {
 	acts := legalActions(first.Mask.Data, 2, func(i, k int) int { return 0 })
 	body := stepBody(t, acts)
 	pr, pw := io.Pipe()
-	req := httptest.NewRequest("POST", "/v1/sessions/"+id+"/step", pr)
+	req := httptest.NewRequest("POST", "http://localhost/v1/sessions/"+id+"/step", pr)
 	req.Header.Set("Content-Type", ctMsgpack)
 	req.ContentLength = -1
 	w := httptest.NewRecorder()
@@ -209,7 +212,7 @@ func TestHostileMsgpackIsRefusedCheaply(t *testing.T) {
 	for name, body := range hostile() {
 		for _, path := range []string{"/v1/sessions", "/v1/sessions/" + id + "/step", "/v1/sessions/" + id + "/reset"} {
 			t.Run(name+" to "+path[strings.LastIndex(path, "/"):], func(t *testing.T) {
-				req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+				req := httptest.NewRequest("POST", "http://localhost"+path, bytes.NewReader(body))
 				req.Header.Set("Content-Type", ctMsgpack)
 				w := httptest.NewRecorder()
 				var before, after runtime.MemStats
@@ -261,7 +264,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		if useJSON {
 			ct = ctJSON
 		}
-		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		req := httptest.NewRequest("POST", "http://localhost"+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", ct)
 		w := httptest.NewRecorder()
 		c.h.ServeHTTP(w, req)
@@ -271,7 +274,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		if w.Code == 200 && route%4 == 2 {
 			var s created
 			decodeAnswer(t, answer{w.Code, w.Header(), w.Body.Bytes()}, &s)
-			del := httptest.NewRequest("DELETE", "/v1/sessions/"+s.Session, nil)
+			del := httptest.NewRequest("DELETE", "http://localhost/v1/sessions/"+s.Session, nil)
 			c.h.ServeHTTP(httptest.NewRecorder(), del)
 		}
 	})

@@ -103,7 +103,7 @@ func (c *client) do(method, path, ct string, body []byte) answer {
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req := httptest.NewRequest(method, "http://dg"+path, r)
+	req := httptest.NewRequest(method, "http://localhost"+path, r)
 	if c.base != "" {
 		var err error
 		req, err = http.NewRequest(method, c.base+path, r)

@@ -36,7 +36,7 @@ func TestIdleSessionsExpire(t *testing.T) {
 
 	// Hold a step on "held" in flight for several TTLs.
 	pr, pw := io.Pipe()
-	req := httptest.NewRequest("POST", "/v1/sessions/"+held+"/step", pr)
+	req := httptest.NewRequest("POST", "http://localhost/v1/sessions/"+held+"/step", pr)
 	req.Header.Set("Content-Type", ctMsgpack)
 	req.ContentLength = -1
 	w := httptest.NewRecorder()
@@ -378,7 +378,7 @@ func TestConnectionsAreCapped(t *testing.T) {
 	url, _ := serve(t, srv)
 	addr := strings.TrimPrefix(url, "http://")
 	get := func(conn net.Conn) {
-		_, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: dg\r\n\r\n")
+		_, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		require.NoError(t, err)
 	}
 	var open []net.Conn

@@ -177,7 +177,7 @@ func TestOpenAPIIsServedWithoutAuth(t *testing.T) {
 	}
 	defer s.Close()
 	w := httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/openapi.json", nil))
+	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/v1/openapi.json", nil))
 	if w.Code != http.StatusOK {
 		t.Fatalf("GET /v1/openapi.json = %d, want 200", w.Code)
 	}
@@ -188,7 +188,7 @@ func TestOpenAPIIsServedWithoutAuth(t *testing.T) {
 		t.Error("the served document differs from the embedded one")
 	}
 	w = httptest.NewRecorder()
-	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/policies", nil))
+	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/v1/policies", nil))
 	if w.Code != http.StatusUnauthorized {
 		t.Fatalf("GET /v1/policies without the token = %d, want 401 (the document is the only new open route)", w.Code)
 	}
@@ -204,7 +204,7 @@ func TestFoundBySchemathesis(t *testing.T) {
 	defer s.Close()
 	do := func(method, path, ct string, body []byte) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest(method, path, bytes.NewReader(body))
+		r := httptest.NewRequest(method, "http://localhost"+path, bytes.NewReader(body))
 		if ct != "" {
 			r.Header.Set("Content-Type", ct)
 		}

@@ -141,6 +141,7 @@ func (s *Server) act(c *gin.Context) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[env.PanicError]
+	var nonFinite atomic.Pointer[error]
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
 		wg.Add(1)
@@ -155,7 +156,12 @@ func (s *Server) act(c *gin.Context) {
 			if testHookAct != nil {
 				testHookAct(lo, hi)
 			}
-			_ = p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*na:hi*na])
+			if err := p.LogitsFloat(obsF[lo*d:hi*d], hi-lo, logits[lo*na:hi*na]); err != nil {
+				// Sizes are checked above: the error is policy.ErrNonFinite.
+				err = fmt.Errorf("%w (request row %d..%d)", err, lo, hi-1)
+				nonFinite.CompareAndSwap(nil, &err)
+				return
+			}
 			for r := lo; r < hi; r++ {
 				rng := env.NewRNG(req.Seed.V, uint64(r))
 				actions[r] = int32(policy.Choose(logits[r*na:(r+1)*na], mask[r*na:(r+1)*na], greedy, temp, &rng))
@@ -166,6 +172,11 @@ func (s *Server) act(c *gin.Context) {
 	if pe := failed.Load(); pe != nil {
 		s.log.Error("panic evaluating a policy", "policy", name, "panic", pe.Value, "stack", string(pe.Stack))
 		s.fail(c, out, Errorf(CodeInternal, "internal error evaluating policy %q (a panic, logged)", name))
+		return
+	}
+	if err := nonFinite.Load(); err != nil {
+		s.log.Error("a policy gave non-finite logits", "policy", name, "err", *err)
+		s.fail(c, out, Errorf(CodeInternal, "%v", *err))
 		return
 	}
 	resp := actResponse{Policy: name, Actions: Tensor{Dtype: dtypeI4, Shape: []int{n}, Data: leBytes(actions)}}

@@ -295,3 +295,64 @@ func TestGuidedSearchIsCappedLikeSearch(t *testing.T) {
 	req := map[string]any{"num_envs": 3, "learner_seats": []int{0}, "opponent": "policy:parity"}
 	require.Contains(t, c.create(req).Bots, "search:policy:parity")
 }
+
+// TestNonFiniteLogitsFailTheRequest: a loaded policy whose network gives
+// NaN logits (finite weights: env/policy/testdata/overflow.onnx) fails the
+// act request and the session it plays in, instead of playing the first
+// legal action.
+func TestNonFiniteLogitsFailTheRequest(t *testing.T) {
+	model, err := os.ReadFile("../env/policy/testdata/overflow.onnx")
+	require.NoError(t, err)
+	p, err := policy.Parse(games.Default(), "overflow", model)
+	require.NoError(t, err)
+	srv, err := server.New(testConfig(), nil, server.WithPolicies(map[string]*policy.Policy{"overflow": p}))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	c := &client{tb: t, h: srv.Handler()}
+
+	t.Run("act answers 500 naming the non-finite logits", func(t *testing.T) {
+		const n = 130 // more than one worker's rows
+		obs := make([]byte, n*874)
+		mask := make([]byte, n*env.NumActions)
+		for r := range n {
+			obs[r*874], obs[r*874+1] = 1, 1
+			mask[r*env.NumActions+r%env.NumActions] = 1
+		}
+		a := c.do("POST", "/v1/policies/overflow/act", ctMsgpack, mp(t, map[string]any{
+			"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obs},
+			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+		}))
+		e := requireError(t, a, http.StatusInternalServerError, "internal")
+		require.Contains(t, e.Error.Message, "non-finite logits")
+		require.Contains(t, e.Error.Message, `"overflow"`)
+	})
+	t.Run("a session it plays in fails at its first decision and is deleted", func(t *testing.T) {
+		c := &client{tb: t, h: srv.Handler()}
+		// The opponents play up to seat 0's first turn while the session is
+		// made, or at its first step if seat 0 leads: each first dealer
+		// fails one way or the other, and both ways are seen.
+		var atCreate, atStep int
+		for dealer := range 4 {
+			a := c.do("POST", "/v1/sessions", ctMsgpack, mp(t, map[string]any{"num_envs": 1, "seed": 1, "learner_seats": []int{0},
+				"opponent": "policy:overflow", "game": map[string]any{"players": 4, "deals": 1, "first_dealer": dealer}}))
+			path := ""
+			if a.Status == http.StatusOK {
+				var s created
+				decodeAnswer(t, a, &s)
+				path = "/v1/sessions/" + s.Session
+				b := c.reset(s.Session, map[string]any{})
+				a = c.do("POST", path+"/step", ctMsgpack, stepBody(t, legalActions(b.Mask.Data, 1, func(i, k int) int { return 0 })))
+				atStep++
+			} else {
+				atCreate++
+			}
+			e := requireError(t, a, http.StatusInternalServerError, "internal")
+			require.Contains(t, e.Error.Message, "non-finite logits")
+			if path != "" {
+				requireError(t, c.do("GET", path, "", nil), http.StatusNotFound, "not_found")
+			}
+		}
+		require.Positive(t, atCreate, "no create failed")
+		require.Positive(t, atStep, "no step failed")
+	})
+}

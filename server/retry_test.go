@@ -74,7 +74,7 @@ func TestNextRequestAfterTheLastByteIsServed(t *testing.T) {
 		{"GET", "/v1/sessions/" + id},
 		{"POST", "/v1/sessions/" + id + "/step"},
 	} {
-		req := httptest.NewRequest("POST", "/v1/sessions/"+id+"/step", bytes.NewReader(stepBody(t, legalActions(b.Mask.Data, 4, func(i, k int) int { return 0 }))))
+		req := httptest.NewRequest("POST", "http://localhost/v1/sessions/"+id+"/step", bytes.NewReader(stepBody(t, legalActions(b.Mask.Data, 4, func(i, k int) int { return 0 }))))
 		req.Header.Set("Content-Type", ctMsgpack)
 		w := &lastByteWriter{ResponseRecorder: httptest.NewRecorder(), done: make(chan struct{}), hold: 100 * time.Millisecond}
 		served := make(chan struct{})
@@ -106,7 +106,7 @@ func TestConcurrentRequestWaitsForTheClaim(t *testing.T) {
 	first := c.reset(id, map[string]any{"seed": 5})
 	body := stepBody(t, legalActions(first.Mask.Data, 2, func(i, k int) int { return 0 }))
 	pr, pw := io.Pipe()
-	req := httptest.NewRequest("POST", "/v1/sessions/"+id+"/step", pr)
+	req := httptest.NewRequest("POST", "http://localhost/v1/sessions/"+id+"/step", pr)
 	req.Header.Set("Content-Type", ctMsgpack)
 	req.ContentLength = -1
 	w := httptest.NewRecorder()

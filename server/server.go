@@ -49,6 +49,7 @@ type Server struct {
 	draining  atomic.Bool
 	policies  map[string]*policy.Policy // loaded at start-up, read-only after
 	games     *spiel.Registry           // the games served, and their bots
+	site      siteRules                 // the Hosts and Origins accepted (site.go)
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -91,6 +92,7 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 		h := sha256.Sum256([]byte(cfg.AuthToken))
 		s.tokenHash = &h
 	}
+	s.site = newSiteRules(cfg)
 	s.handler = s.routes()
 	go s.sweeper()
 	return s, nil
@@ -123,7 +125,7 @@ func (s *Server) routes() http.Handler {
 	_ = r.SetTrustedProxies(nil) // never trust X-Forwarded-For; cannot fail for nil
 	// A known path with a method it does not have answers 405 with Allow.
 	r.HandleMethodNotAllowed = true
-	r.Use(s.recovery)
+	r.Use(s.recovery, s.sameSite)
 	r.GET("/v1/healthz", s.healthz)
 	r.GET("/v1/readyz", s.readyz)
 	r.GET("/v1/openapi.json", s.openapi)

@@ -43,7 +43,7 @@ func TestWebAppServed(t *testing.T) {
 
 	// Revalidation by ETag.
 	first := c.do("GET", "/app.js", "", nil)
-	req, _ := http.NewRequest("GET", "http://dg/app.js", nil)
+	req, _ := http.NewRequest("GET", "http://localhost/app.js", nil)
 	req.Header.Set("If-None-Match", first.Header.Get("ETag"))
 	w := newRecorder()
 	c.h.ServeHTTP(w, req)

@@ -51,6 +51,17 @@ func TestConfigLayers(t *testing.T) {
 		assert.Equal(t, 9, cfg.Limits.MaxSessions)
 		assert.Equal(t, 3*time.Second, cfg.HTTP.ReadTimeout)
 	})
+	t.Run("allowed hosts and origins from a file and from a variable (comma-separated)", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--config", writeFile(t, "cross_site:\n  allowed_hosts: [dg.example.org]\n  allowed_origins: [\"https://nb.example.org\"]\n")}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"dg.example.org"}, cfg.CrossSite.AllowedHosts)
+		assert.Equal(t, []string{"https://nb.example.org"}, cfg.CrossSite.AllowedOrigins)
+		cfg, err = loadConfig(nil, []string{"DGSERVER_CROSS_SITE_ALLOWED_HOSTS=a.example,b.example"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a.example", "b.example"}, cfg.CrossSite.AllowedHosts)
+		_, err = loadConfig(nil, []string{"DGSERVER_CROSS_SITE_ALLOWED_HOSTS=a.example:8080"})
+		require.ErrorContains(t, err, "cross_site.allowed_hosts")
+	})
 	t.Run("flags override variables", func(t *testing.T) {
 		cfg, err := loadConfig([]string{"--config", file, "--addr", "127.0.0.1:0"}, []string{"DGSERVER_ADDR=127.0.0.1:1"})
 		require.NoError(t, err)

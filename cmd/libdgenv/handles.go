@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -142,6 +143,9 @@ func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float6
 		logits = make([]float32, n*na)
 	}
 	if err := p.Logits(obsU8, n, logits); err != nil {
+		if errors.Is(err, policy.ErrNonFinite) { // the policy's fault, not the caller's
+			return &apiError{Code: "internal", Message: err.Error()}
+		}
 		return badRequest("obs", "%v", err)
 	}
 	for r := range n {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -405,6 +406,24 @@ func (p *Policy) compile(m *rawModel) error {
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
+// ErrNonFinite is the error of a forward pass that gave a NaN or infinite
+// logit. The weights are checked finite at load, but their sums can still
+// overflow float32 on some observations (a bit-flipped exponent loads
+// fine). Such a decision fails rather than falling back to the first legal
+// action, which would be a silent choice the policy never made.
+var ErrNonFinite = errors.New("non-finite logits")
+
+// checkFinite returns an error wrapping ErrNonFinite naming the first
+// non-finite logit of row, or nil.
+func (p *Policy) checkFinite(logits []float32, row int) error {
+	for a, v := range logits {
+		if !finite(v) {
+			return fmt.Errorf("policy %q: %w: logit %d of row %d is %v (the network overflows float32 on this observation: the file is damaged or badly trained)", p.name, ErrNonFinite, a, row, v)
+		}
+	}
+	return nil
+}
+
 // rowVector accepts a constant of n values (shape [n] or [1, n]) or a scalar.
 func rowVector(t rawTensor, n int) ([]float32, error) {
 	switch {
@@ -448,6 +467,9 @@ func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error
 			in[i] = float32(v)
 		}
 		p.forward(out[b*na:(b+1)*na], *bufp)
+		if err := p.checkFinite(out[b*na:(b+1)*na], b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -586,7 +608,11 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// forwardObs runs the network on one observation row of bytes into logits.
+// forwardObs runs the network on one observation row of bytes into logits,
+// for a bot's decision. A bot cannot return an error, so non-finite logits
+// panic with the ErrNonFinite error: the engine turns a panic while
+// stepping into an error of that step (spiel.PanicError; the server
+// deletes the session and answers 500), and the arena into a failed match.
 func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
 	bufp := p.getScratch()
 	in := (*bufp)[:p.meta.ObsSize]
@@ -595,6 +621,9 @@ func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
 	}
 	p.forward(logits, *bufp)
 	p.scratch.Put(bufp)
+	if err := p.checkFinite(logits, 0); err != nil {
+		panic(err)
+	}
 }
 
 // Bot plays a policy as an env.Bot (the card game's bots: the arena,

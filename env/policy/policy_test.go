@@ -286,3 +286,65 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestNonFiniteLogitsFail: a policy whose weights are finite (so it loads)
+// but whose network overflows float32 (testdata/overflow.onnx: NaN logits)
+// must fail each decision, never play the first legal action.
+func TestNonFiniteLogitsFail(t *testing.T) {
+	data, err := os.ReadFile("testdata/overflow.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Parse(games.Default(), "overflow", data)
+	if err != nil {
+		t.Fatalf("Parse = %v: finite weights must load", err)
+	}
+	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	s := g.NewInitialState(9)
+	obs := make([]uint8, p.Meta().ObsSize)
+	s.WriteObservation(obs, s.CurrentPlayer())
+
+	t.Run("Logits is an error naming ErrNonFinite", func(t *testing.T) {
+		out := make([]float32, 2*p.NumActions())
+		err := p.Logits(append(append([]uint8(nil), obs...), obs...), 2, out)
+		if !errors.Is(err, policy.ErrNonFinite) {
+			t.Fatalf("Logits = %v, want ErrNonFinite", err)
+		}
+		f := make([]float32, len(obs))
+		for i, v := range obs {
+			f[i] = float32(v)
+		}
+		if err := p.LogitsFloat(f, 1, out[:p.NumActions()]); !errors.Is(err, policy.ErrNonFinite) {
+			t.Fatalf("LogitsFloat = %v, want ErrNonFinite", err)
+		}
+	})
+	t.Run("a bot's decision panics with the error, never plays", func(t *testing.T) {
+		for _, b := range []env.Bot{policy.Bot{Policy: p, Greedy: true}, policy.Bot{Policy: p, Temperature: 1}} {
+			func() {
+				defer func() {
+					e, _ := recover().(error)
+					if !errors.Is(e, policy.ErrNonFinite) {
+						t.Fatalf("Act panicked with %v, want ErrNonFinite", e)
+					}
+				}()
+				rng := env.NewRNG(1, 1)
+				a := b.Act(s, &rng)
+				t.Fatalf("Act played %d", a)
+			}()
+		}
+	})
+	t.Run("a match with it fails with the error", func(t *testing.T) {
+		reg := games.Default()
+		for name, f := range policy.CardBots(map[string]*policy.Policy{"overflow": p}) {
+			if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		typ, _ := reg.Lookup(env.GameName)
+		cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
+		_, err := env.PlayMatchOf(reg, cg, env.MatchConfig{Agents: []string{"policy:overflow", "random", "random", "random"}, Games: 4, Seed: 3})
+		if !errors.Is(err, policy.ErrNonFinite) {
+			t.Fatalf("PlayMatchOf = %v, want ErrNonFinite", err)
+		}
+	})
+}

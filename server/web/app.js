@@ -6,7 +6,7 @@
 
 import { Api, ApiError } from './api.js';
 import {
-  COLOURS, colourOf, valueOf, cardName, dealView, checkDeal, asGameRecord, tensor,
+  COLOURS, colourOf, valueOf, cardName, dealView, checkDeal, asGameRecord, MAX_RECORD_BYTES, tensor,
   lastPosition, nextPosition, prevPosition, beforePosition, positionIndex, positionAt,
   positionCount, totalsBefore,
 } from './game.js';
@@ -672,6 +672,11 @@ async function watchSession(id, k, which) {
 
 function watchFile(file) {
   showError('');
+  if (file.size > MAX_RECORD_BYTES) {
+    showError(`${file.name}: ${file.size} bytes, not a dgenv game record (one is at most ${MAX_RECORD_BYTES} bytes)`);
+    setState('error');
+    return;
+  }
   const r = new FileReader();
   r.onload = () => {
     try {

@@ -155,34 +155,51 @@ export function totalsBefore(rec, d) {
   return t;
 }
 
+// The engine's bounds (env/params.go, obs.MaxDeals): a record outside them
+// is not one the server wrote, and rendering it could hang the tab (a deal
+// column for each of game.deals).
+export const MAX_DEALS = 90;
+// MAX_RECORD_BYTES bounds a game record file: the longest game (6 players,
+// 90 deals) is about 200 KB of JSON.
+export const MAX_RECORD_BYTES = 4 << 20;
+
 // asGameRecord accepts what a user may load as a game: a record route's
 // answer ({finished, current}: the finished game, else the one in
-// progress) or one game record ({game, deals, totals}). It throws a
+// progress) or one game record ({game, deals, totals}). It checks every
+// size and type the page reads before anything is drawn, and throws a
 // readable error for anything else.
 export function asGameRecord(data) {
   if (data && typeof data === 'object' && ('finished' in data || 'current' in data)) {
     data = data.finished || data.current;
   }
   const bad = (why) => new Error(`not a dgenv game record: ${why}`);
-  if (!data || typeof data !== 'object') throw bad('expected an object with "game" and "deals"');
+  const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+  const integers = (xs, n) => Array.isArray(xs) && xs.length === n && xs.every(Number.isInteger);
+  if (!isObject(data)) throw bad('expected an object with "game" and "deals"');
   const g = data.game;
-  if (!g || !Number.isInteger(g.players) || g.players < 3 || g.players > 6) throw bad('"game.players" must be 3..6');
+  if (!isObject(g) || !Number.isInteger(g.players) || g.players < 3 || g.players > 6) throw bad('"game.players" must be 3..6');
+  if (!Number.isInteger(g.deals) || g.deals < 1 || g.deals > MAX_DEALS) throw bad(`"game.deals" must be 1..${MAX_DEALS}`);
   if (!Array.isArray(data.deals) || data.deals.length === 0) throw bad('"deals" must be a non-empty list');
+  if (data.deals.length > g.deals) throw bad(`"deals" lists ${data.deals.length} deals, the game has ${g.deals}`);
   const P = g.players;
   const deckMax = 3 * P;
+  if (data.totals != null && !integers(data.totals, P)) throw bad(`"totals" must list ${P} integers`);
   data.deals.forEach((d, i) => {
     const where = `deal ${i + 1}`;
+    if (!isObject(d)) throw bad(`${where} is not an object`);
     if (!Number.isInteger(d.dealer) || d.dealer < 0 || d.dealer >= P) throw bad(`${where}: "dealer" must be 0..${P - 1}`);
     if (!Array.isArray(d.hands) || d.hands.length !== P) throw bad(`${where}: "hands" must list ${P} hands`);
     const held = new Map();
     d.hands.forEach((h, s) => {
       if (!Array.isArray(h)) throw bad(`${where}: hand ${s} is not a list`);
+      if (h.length > 90) throw bad(`${where}: hand ${s} holds ${h.length} cards`);
       for (const c of h) {
-        if (!Number.isInteger(c) || c < 0 || c > 89 || valueOf(c) > deckMax) throw bad(`${where}: card ${c} is not in the deck`);
+        if (!Number.isInteger(c) || c < 0 || c > 89 || valueOf(c) > deckMax) throw bad(`${where}: card ${JSON.stringify(c)} is not in the deck`);
+        if (held.has(c)) throw bad(`${where}: card ${c} is dealt twice`);
         held.set(c, s);
       }
     });
-    if (!Array.isArray(d.plays)) throw bad(`${where}: "plays" must be a list`);
+    if (!Array.isArray(d.plays) || d.plays.length > held.size) throw bad(`${where}: "plays" must be a list of at most the ${held.size} cards dealt`);
     const seen = new Set();
     d.plays.forEach((p, k) => {
       if (!Array.isArray(p) || p.length !== 2 || held.get(p[1]) !== p[0] || seen.has(p[1])) {
@@ -190,7 +207,8 @@ export function asGameRecord(data) {
       }
       seen.add(p[1]);
     });
-    if (d.scores != null && (!Array.isArray(d.scores) || d.scores.length !== P)) throw bad(`${where}: "scores" must list ${P} numbers`);
+    if (d.scores != null && !integers(d.scores, P)) throw bad(`${where}: "scores" must list ${P} integers`);
+    if (d.done != null && typeof d.done !== 'boolean') throw bad(`${where}: "done" must be true or false`);
   });
   return data;
 }

@@ -64,8 +64,8 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a fresh headless Chromium (its own profile) with a window
-// of w x h CSS pixels and returns a tab's context.
-func browser(t *testing.T, w, h int) context.Context {
+// of w x h CSS pixels (and any extra options) and returns a tab's context.
+func browser(t *testing.T, w, h int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
@@ -87,6 +87,7 @@ func browser(t *testing.T, w, h int) context.Context {
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("force-device-scale-factor", "1"),
 	}
+	opts = append(opts, extra...)
 	// Every uncaught exception and console error of the page fails the test.
 	var mu sync.Mutex
 	var jsErrors []string
@@ -228,7 +229,7 @@ func newTestServer(t *testing.T, token string, mutate ...func(*server.Config)) *
 
 // metrics is the server's /metrics text, read in-process.
 func (s *testServer) metrics() string {
-	req := httptest.NewRequest("GET", "/metrics", nil)
+	req := httptest.NewRequest("GET", "http://localhost/metrics", nil)
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
@@ -250,7 +251,7 @@ func (s *testServer) api(t *testing.T, method, path string, body any, out any) {
 	} else {
 		rd = strings.NewReader("")
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, "http://localhost"+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)

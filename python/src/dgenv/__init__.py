@@ -24,6 +24,7 @@ from .errors import (
     BusyError,
     ConflictError,
     DgenvError,
+    Forbidden,
     IllegalActionError,
     InternalError,
     LimitError,
@@ -37,6 +38,7 @@ from .errors import (
     TooLarge,
     Unauthorized,
     Unavailable,
+    UnsupportedMediaType,
 )
 from .inproc import LocalBatchEnv, LocalClient, local
 from .pool import AsyncBatchEnv
@@ -67,6 +69,7 @@ __all__ = [
     "ServerError",
     "BadRequest",
     "Unauthorized",
+    "Forbidden",
     "NotFound",
     "SessionNotFound",
     "BusyError",
@@ -74,6 +77,7 @@ __all__ = [
     "ConflictError",
     "MethodNotAllowed",
     "TooLarge",
+    "UnsupportedMediaType",
     "IllegalActionError",
     "LimitError",
     "Unavailable",

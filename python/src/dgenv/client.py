@@ -33,6 +33,7 @@ from . import _wire
 from ._transport import Retry as _Retry
 from ._transport import http_transport as _http
 from .errors import (
+    BadRequest,
     BusyError,
     DgenvError,
     ServerUnavailable,
@@ -168,6 +169,37 @@ def act_observations(obs: np.ndarray) -> np.ndarray:
             raise ValueError("obs: want the engine's small non-negative integers")
         o = o.astype(np.uint8)
     return o
+
+
+def action_array(actions: ActionsLike, n: int) -> np.ndarray:
+    """``actions`` as a step takes them, in either transport: shape exactly ``[n]`` (a
+    ``[2, 2]`` array is not 4 actions) of an integer dtype. Floats are refused, -1.0
+    included: an action is a card id or the skip -1, never a number that rounds to one.
+
+    Raises:
+        ValueError: another shape, or a dtype that is not an integer one.
+    """
+    a = actions if type(actions) is np.ndarray else np.asarray(actions)
+    if a.shape != (n,):
+        raise ValueError(f"actions shape {a.shape}, want ({n},)")
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"actions dtype {a.dtype}: want integers (card ids, or -1 to skip an env)")
+    return a
+
+
+def record_index(k: Any, n: int) -> int:
+    """An env index for ``record``, in either transport: a Python or numpy integer
+    0..n-1 (not a bool, a float or a string, and never wrapped to fit).
+
+    Raises:
+        BadRequest: anything else (``details["field"] == "k"``), as the server answers.
+    """
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise BadRequest(f"env {k!r}: want an integer 0..{n - 1}", status=400, code="bad_request", details={"field": "k"})
+    i = int(k)
+    if not 0 <= i < n:
+        raise BadRequest(f"env {i}: want an integer 0..{n - 1}", status=400, code="bad_request", details={"field": "k"})
+    return i
 
 
 class Client:
@@ -585,7 +617,7 @@ class BatchEnv:
         Raises:
             IllegalActionError: an action is not legal (``.env``, ``.action``,
                 ``.legal`` say which); nothing changed.
-            ValueError: ``actions`` does not have shape ``[N]``.
+            ValueError: ``actions`` does not have shape ``[N]``, or is not of an integer dtype.
         """
         self.step_async(actions)
         return self.step_wait()
@@ -690,17 +722,7 @@ class BatchEnv:
         return self._batch(ans, truncated=self._all_trunc if route == "/step" else None)
 
     def _actions(self, actions: ActionsLike) -> np.ndarray:
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,):
-            if a.size == self.num_envs:
-                a = a.reshape(self.num_envs)
-            else:
-                raise ValueError(f"actions shape {a.shape}, want ({self.num_envs},)")
-        if a.dtype.kind not in "iu":
-            if a.dtype.kind == "f" and np.all(np.mod(a, 1) == 0):
-                a = a.astype(np.int64)
-            else:
-                raise ValueError(f"actions dtype {a.dtype}: want integers")
+        a = action_array(actions, self.num_envs)
         # int16 halves the request; anything out of its range goes as is (the
         # server refuses it) rather than wrapping into a legal-looking card.
         if a.dtype != np.int16:
@@ -761,7 +783,7 @@ class BatchEnv:
         A record is ``{"game", "deals": [{"dealer", "hands", "plays", "scores"}], "totals"}``
         (API.md, "Game records").
         """
-        ans = self._call("GET", f"/envs/{int(k)}/record")
+        ans = self._call("GET", f"/envs/{record_index(k, self.num_envs)}/record")
         return dict(ans)
 
     def close(self) -> None:

@@ -65,6 +65,12 @@ class Unauthorized(ServerError):
     """401: missing or wrong token."""
 
 
+class Forbidden(ServerError):
+    """403 ``forbidden``: the request's Host or Origin is not the server's (its
+    DNS-rebinding and cross-site guard): connect by a loopback name, the
+    listening address or one of the server's ``cross_site.allowed_hosts``."""
+
+
 class NotFound(ServerError):
     """404: no such route or resource."""
 
@@ -100,6 +106,11 @@ class MethodNotAllowed(ServerError):
 
 class TooLarge(ServerError):
     """413: the request body is larger than the server accepts."""
+
+
+class UnsupportedMediaType(ServerError):
+    """415 ``unsupported_media_type``: a request body without an explicit JSON or
+    msgpack Content-Type (this client always sends one)."""
 
 
 class IllegalActionError(ServerError):
@@ -161,12 +172,14 @@ class ServerStartError(DgenvError):
 _BY_CODE: dict[str, type[ServerError]] = {
     "bad_request": BadRequest,
     "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
     "not_found": NotFound,
     "busy": BusyError,
     "stale_seq": StaleSeqError,
     "conflict": ConflictError,
     "method_not_allowed": MethodNotAllowed,
     "too_large": TooLarge,
+    "unsupported_media_type": UnsupportedMediaType,
     "illegal_action": IllegalActionError,
     "limit": LimitError,
     "unavailable": Unavailable,
@@ -176,10 +189,12 @@ _BY_CODE: dict[str, type[ServerError]] = {
 _BY_STATUS: dict[int, type[ServerError]] = {
     400: BadRequest,
     401: Unauthorized,
+    403: Forbidden,
     404: NotFound,
     405: MethodNotAllowed,
     409: BusyError,
     413: TooLarge,
+    415: UnsupportedMediaType,
     422: IllegalActionError,
     429: LimitError,
     500: InternalError,

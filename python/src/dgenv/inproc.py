@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _capi
-from .client import Batch, BatchEnv, GameLike, Spec, act_observations, create_body
+from .client import Batch, BatchEnv, GameLike, Spec, act_observations, action_array, create_body, record_index
 from .spec import DEFAULT_GAME, GameInfo
 from .errors import BadRequest, DgenvError, IllegalActionError
 
@@ -303,26 +303,16 @@ class LocalBatchEnv(BatchEnv):
         return self._batch(i)
 
     def _load_actions(self, actions: Any) -> None:
-        a = actions if type(actions) is np.ndarray else np.asarray(actions)
         n = self.spec.num_envs
-        if a.shape != (n,):
-            if a.size != n:
-                raise ValueError(f"actions shape {a.shape}, want ({n},)")
-            a = a.reshape(n)
+        a = action_array(actions, n)  # shape [N], integers: as over HTTP
         dt = a.dtype
         if dt in _SAFE_ACTION_DTYPES:  # every value fits int32: the engine checks them
             self._act[:] = a
             return
-        k = dt.kind
-        if k not in "iu":
-            if k == "f" and np.all(np.mod(a, 1) == 0):
-                a = a.astype(np.int64)
-            else:
-                raise ValueError(f"actions dtype {dt}: want integers")
-        # Wider integers: anything outside the action ids is refused here, with
-        # the engine's error, rather than wrapped into int32.
+        # Wider integers: anything outside the action ids and the skip (-1) is
+        # refused here, with the engine's error, rather than wrapped into int32.
         top = self.spec.num_actions - 1
-        bad = [int(i) for i in range(n) if not 0 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < 0) | (a > top)).tolist()
+        bad = [int(i) for i in range(n) if not -1 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < -1) | (a > top)).tolist()
         if bad:
             i = bad[0]
             legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
@@ -345,7 +335,7 @@ class LocalBatchEnv(BatchEnv):
         Raises:
             IllegalActionError: an action is not legal (``.env``, ``.action``,
                 ``.legal``); nothing changed.
-            ValueError: ``actions`` does not have shape ``[N]``.
+            ValueError: ``actions`` does not have shape ``[N]``, or is not of an integer dtype.
         """
         self._check_open()
         self._load_actions(actions)
@@ -396,7 +386,7 @@ class LocalBatchEnv(BatchEnv):
     def record(self, k: int) -> dict[str, Any]:
         """Game records of env ``k``: ``{"finished": record or None, "current": record}`` (as over HTTP)."""
         self._check_open()
-        return _capi.call_json(self._lib.dg_vec_record, self._h, int(k), errbuf=self._err)
+        return _capi.call_json(self._lib.dg_vec_record, self._h, record_index(k, self.spec.num_envs), errbuf=self._err)
 
     def close(self) -> None:
         """Free the engine's batch. Idempotent."""
