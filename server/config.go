@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -150,6 +151,8 @@ func (c *Config) Validate() error {
 			bad("addr", fmt.Sprintf("%q", c.Addr), `want "unix:" followed by the socket's path`)
 		case len(path) > maxSocketPath:
 			bad("addr", fmt.Sprintf("%q", c.Addr), fmt.Sprintf("socket path is %d bytes, the limit is %d", len(path), maxSocketPath))
+		case len(filepath.Dir(path))+socketTempExtra > maxSocketPath:
+			bad("addr", fmt.Sprintf("%q", c.Addr), fmt.Sprintf("the socket's directory is %d bytes, the limit is %d (the socket is first bound in a private directory inside it)", len(filepath.Dir(path)), maxSocketPath-socketTempExtra))
 		case strings.ContainsRune(path, 0):
 			bad("addr", fmt.Sprintf("%q", c.Addr), "socket path contains a NUL byte")
 		}
@@ -245,6 +248,15 @@ func (c *Config) Validate() error {
 // maxSocketPath is the longest Unix socket path Linux accepts (sun_path is
 // 108 bytes with its terminating NUL).
 const maxSocketPath = 107
+
+// SocketTempPrefix starts the name of the private (0700) directory a Unix
+// socket is bound in before it is renamed to its path (cmd/dgserver), so it
+// is never open to other users; os.MkdirTemp adds up to 10 digits.
+const SocketTempPrefix = ".dgs"
+
+// socketTempExtra is what the private directory adds to the socket's
+// directory: "/", the prefix, 10 digits, "/s".
+const socketTempExtra = 1 + len(SocketTempPrefix) + 10 + 2
 
 // ListenAddr splits a configured addr into the network and address for
 // net.Listen: "unix" and the path for "unix:PATH", else "tcp" and addr.

@@ -86,6 +86,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"an address without a port", []string{"--addr", "localhost"}, nil, "addr"},
 		{"a unix address without a path", []string{"--addr", "unix:"}, nil, "socket's path"},
 		{"a unix socket path too long", []string{"--addr", "unix:/" + strings.Repeat("d", 120)}, nil, "limit is 107"},
+		{"a unix socket directory too long for the private directory", []string{"--addr", "unix:/" + strings.Repeat("d", 92) + "/s"}, nil, "limit is 90"},
 		{"a missing file", []string{"--config", "/nonexistent/x.yaml"}, nil, "x.yaml"},
 		{"an unknown flag", []string{"--port", "80"}, nil, "port"},
 		{"a stray argument", []string{"serve"}, nil, "serve"},
