@@ -35,6 +35,10 @@ type Config struct {
 	Policies PoliciesConfig `mapstructure:"policies"`
 	Web      WebConfig      `mapstructure:"web"`
 	Sessions SessionsConfig `mapstructure:"sessions"`
+
+	// Connections and TLS (config_conn.go).
+	Conns ConnsConfig `mapstructure:"conns"`
+	TLS   TLSConfig   `mapstructure:"tls"`
 }
 
 // SessionsConfig shapes sessions a client creates.
@@ -136,6 +140,7 @@ func DefaultConfig() Config {
 		Shutdown: ShutdownConfig{DrainDelay: 0, Timeout: 10 * time.Second},
 		Policies: PoliciesConfig{MaxActRows: 8192},
 		Web:      WebConfig{Enabled: true},
+		Conns:    defaultConnsConfig(), // config_conn.go
 	}
 }
 
@@ -242,6 +247,7 @@ func (c *Config) Validate() error {
 	if len(c.Policies.Pins) > 0 && c.Policies.Dir == "" {
 		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")
 	}
+	c.validateConn(bad) // config_conn.go
 	return errors.Join(errs...)
 }
 

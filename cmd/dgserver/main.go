@@ -5,6 +5,7 @@
 //	dgserver --addr 127.0.0.1:0               any free port; prints "listening on http://..."
 //	dgserver --addr unix:/tmp/dg.sock         a Unix socket (owner-only); prints "listening on unix:/tmp/dg.sock"
 //	dgserver --config configs/prod.yaml       a file; DGSERVER_* variables override it
+//	DGSERVER_TLS_CERT_FILE=c.pem DGSERVER_TLS_KEY_FILE=k.pem dgserver   HTTPS; prints "listening on https://..."
 //
 // It stops gracefully on SIGTERM, SIGINT or SIGHUP (a closed terminal).
 package main
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -80,6 +82,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		srv.Close()
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 1
+	}
+	if cfg.TLS.Enabled() {
+		where = "https://" + strings.TrimPrefix(where, "http://")
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", where)
 	if err := srv.Serve(ctx, ln); err != nil {
