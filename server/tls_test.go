@@ -109,7 +109,9 @@ func TestTLSConfiguration(t *testing.T) {
 	otherCert, _, _ := selfSigned(t)
 	_, err := server.New(testConfig(func(c *server.Config) { c.TLS.CertFile, c.TLS.KeyFile = otherCert, keyFile }), nil)
 	require.ErrorContains(t, err, "tls.cert_file / tls.key_file")
-	_, err = server.New(testConfig(func(c *server.Config) { c.TLS.CertFile, c.TLS.KeyFile = certFile, filepath.Join(t.TempDir(), "none.pem") }), nil)
+	_, err = server.New(testConfig(func(c *server.Config) {
+		c.TLS.CertFile, c.TLS.KeyFile = certFile, filepath.Join(t.TempDir(), "none.pem")
+	}), nil)
 	require.ErrorContains(t, err, "tls.cert_file / tls.key_file")
 
 	for _, tc := range []struct {
@@ -119,7 +121,10 @@ func TestTLSConfiguration(t *testing.T) {
 	}{
 		{"a public address with a token and no TLS", func(c *server.Config) { c.Addr, c.AuthToken = "0.0.0.0:8080", "t" }, "clear text"},
 		{"a certificate without a key", func(c *server.Config) { c.TLS.CertFile = certFile }, "tls.key_file"},
-		{"TLS on a Unix socket", func(c *server.Config) { c.Addr = "unix:/tmp/dg.sock"; c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile }, "Unix socket"},
+		{"TLS on a Unix socket", func(c *server.Config) {
+			c.Addr = "unix:/tmp/dg.sock"
+			c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
+		}, "Unix socket"},
 		{"a public address with a token and TLS", func(c *server.Config) {
 			c.Addr, c.AuthToken = "0.0.0.0:8080", "t"
 			c.TLS.CertFile, c.TLS.KeyFile = certFile, keyFile
