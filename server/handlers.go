@@ -344,6 +344,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 		return
 	}
 	s.reg.remove(sess) // the claim stays held: the session is gone for good
+	s.reclaim.ended(sess.usage.bytes)
 	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }
@@ -458,6 +459,7 @@ func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
 	s.reg.remove(sess)
+	s.reclaim.ended(sess.usage.bytes)
 	s.fail(c, out, Errorf(CodeInternal, "internal error while stepping (a panic, logged): the session was deleted, create a new one"))
 }
 

@@ -48,6 +48,7 @@ type Server struct {
 	handler   http.Handler
 	tokenHash *[32]byte
 	tls       *tls.Config // tls.cert_file and tls.key_file, loaded; nil: plain HTTP
+	reclaim   *reclaimer  // returns ended sessions' memory to the OS (reclaim.go)
 	draining  atomic.Bool
 	policies  map[string]*policy.Policy // loaded at start-up, read-only after
 	games     *spiel.Registry           // the games served, and their bots
@@ -99,6 +100,8 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	}
 	s.tls = tlsCfg
 	s.handler = s.routes()
+	s.reclaim = newReclaimer(cfg.Limits.MemoryBudget)
+	go s.reclaim.run(s.stop)
 	go s.sweeper()
 	return s, nil
 }
@@ -241,6 +244,7 @@ func (s *Server) sweeper() {
 		case now := <-t.C:
 			for _, x := range s.reg.expire(now, s.cfg.Limits.SessionTTL) {
 				s.m.expired.Inc()
+				s.reclaim.ended(x.usage.bytes)
 				s.log.Info("session expired", "session", logID(x.id), "num_envs", x.n)
 			}
 		}

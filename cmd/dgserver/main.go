@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,6 +77,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err != nil {
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2
+	}
+	if limit, ok := memoryLimit(cfg, environ); ok {
+		debug.SetMemoryLimit(limit)
+		log.Info("soft memory limit tied to limits.memory_budget", "bytes", limit)
 	}
 	ln, where, err := listen(cfg.Addr)
 	if err != nil {
@@ -171,6 +176,18 @@ func (l *unixListener) Close() error {
 	err := l.UnixListener.Close()
 	l.once.Do(func() { os.Remove(l.path) })
 	return err
+}
+
+// memoryLimit is the Go runtime's soft memory limit for cfg (after
+// start-up: policies loaded): server.MemoryLimit of limits.memory_budget.
+// A GOMEMLIMIT in environ is the user's choice: false, nothing to set.
+func memoryLimit(cfg server.Config, environ []string) (int64, bool) {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			return 0, false
+		}
+	}
+	return server.MemoryLimit(cfg.Limits.MemoryBudget), true
 }
 
 // loadPolicies reads policies.dir once at start-up through an os.Root, so
