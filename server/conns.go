@@ -265,6 +265,19 @@ func trustConn(c *gin.Context) {
 	}
 }
 
+// dropBody makes net/http give up the body of a request answered without
+// it (401): it would otherwise read up to 256 KiB of it after the answer,
+// at the client's pace, to reuse the connection. Its read deadline is set
+// to now, so that read fails at once and the connection closes.
+func dropBody(r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	if tc, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
+		_ = tc.Conn.SetReadDeadline(time.Now())
+	}
+}
+
 // bodyPace cuts off request bodies slower than conns.min_body_rate after
 // conns.body_grace (issue 18: a body sent a byte every 3 s held its
 // connection for the whole read timeout). A body of known length gets one

@@ -280,3 +280,29 @@ func TestOneAddressGetsItsShareOnly(t *testing.T) {
 	require.NoError(t, err, "another address was not served")
 	assert.Equal(t, http.StatusOK, status)
 }
+
+// TestARefusedBodyIsNotWaitedFor: a request without the token that
+// announces a body it does not send is answered 401 and its connection
+// closed at once, not after the body has trickled in (issue 18: slow
+// unauthenticated bodies held connections on a server with a token).
+func TestARefusedBodyIsNotWaitedFor(t *testing.T) {
+	srv := newServer(t, func(c *server.Config) {
+		c.AuthToken = "s3cret"
+		c.Conns.BodyGrace = time.Minute
+	})
+	url, _ := serve(t, srv)
+	c := dialRaw(t, url)
+	c.startBody(60000)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(c.r, nil)
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.True(t, resp.Close, "the 401 keeps the connection")
+	_, err = c.r.ReadByte()
+	require.Error(t, err, "more bytes after the 401")
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection stayed open, waiting for the body")
+}

@@ -281,6 +281,7 @@ func (s *Server) auth(c *gin.Context) {
 		// Close rather than read an unwanted body (net/http would wait for
 		// it, however slowly it comes, to reuse the connection).
 		c.Header("Connection", "close")
+		dropBody(c.Request)
 		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}
