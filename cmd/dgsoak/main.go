@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&ch.players, "players", 4, "churn: players of every session")
 	fs.IntVar(&ch.deals, "deals", 4, "churn: deals of every session")
 	fs.Int64Var(&ch.budget, "budget", 2<<30, "churn: the server's limits.memory_budget in bytes")
+	fs.StringVar(&ch.policies, "policies", "", "churn: the server's policies.dir (make run serves policies/)")
 	var lo lockoutConfig
 	fs.IntVar(&lo.idle, "idle", 1100, "lockout: idle connections (each asks /v1/healthz once, then sits)")
 	fs.IntVar(&lo.slow, "slow", 300, "lockout: slow connections (a 60,000-byte body, a byte every -slow-every)")

@@ -48,6 +48,7 @@ type churnConfig struct {
 	players  int
 	deals    int
 	budget   int64
+	policies string // the server's policies.dir (as make run): a larger baseline
 }
 
 // churnReport is what a churn run measured.
@@ -58,6 +59,7 @@ type churnReport struct {
 	settle                 time.Duration
 	settledRSS             int64
 	settled                bool
+	rssAt                  [3]int64 // RSS 1 s, 5 s and 30 s after the last delete
 }
 
 func (r *churnReport) print(w io.Writer) {
@@ -65,6 +67,7 @@ func (r *churnReport) print(w io.Writer) {
 	fmt.Fprintf(w, "budget_mib=%.0f baseline_rss_mib=%.1f\n", mib(r.budget), mib(r.baseline))
 	fmt.Fprintf(w, "sessions_created=%d refused_429=%d max_reserved_mib=%.0f\n", r.created, r.refused, mib(r.maxReserved))
 	fmt.Fprintf(w, "peak_rss_mib=%.0f (%.2fx the budget)\n", mib(r.peak), float64(r.peak)/float64(r.budget))
+	fmt.Fprintf(w, "rss_mib after the last delete: 1s %.1f, 5s %.1f, 30s %.1f\n", mib(r.rssAt[0]), mib(r.rssAt[1]), mib(r.rssAt[2]))
 	if r.settled {
 		fmt.Fprintf(w, "rss_after_last_delete_mib=%.1f (%.2fx the baseline) after %.1fs\n", mib(r.settledRSS), float64(r.settledRSS)/float64(r.baseline), r.settle.Seconds())
 	} else {
@@ -84,7 +87,11 @@ func (r *churnReport) ok() bool {
 // it. The peak RSS is sampled every 50 ms and read from VmHWM at the end;
 // then RSS is watched until it is under twice the idle server's.
 func churn(ctx context.Context, c churnConfig, logw io.Writer) (*churnReport, error) {
-	srv, err := startServerEnv(c.server, "127.0.0.1:0", []string{"DGSERVER_LIMITS_MEMORY_BUDGET=" + strconv.FormatInt(c.budget, 10)})
+	env := []string{"DGSERVER_LIMITS_MEMORY_BUDGET=" + strconv.FormatInt(c.budget, 10)}
+	if c.policies != "" {
+		env = append(env, "DGSERVER_POLICIES_DIR="+c.policies)
+	}
+	srv, err := startServerEnv(c.server, "127.0.0.1:0", env)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +186,20 @@ func churn(ctx context.Context, c churnConfig, logw io.Writer) (*churnReport, er
 	rep.peak = max(rep.peak, rssOf(pid, "VmHWM"))
 	last := time.Unix(0, lastDelete.Load())
 	fmt.Fprintf(logw, "dgsoak: churn ended; watching RSS after the last delete\n")
+	marks := [3]time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
 	for {
-		rep.settledRSS = rssOf(pid, "VmRSS")
-		rep.settle = time.Since(last)
-		if rep.settledRSS < 2*rep.baseline {
-			rep.settled = true
-			break
+		rss := rssOf(pid, "VmRSS")
+		since := time.Since(last)
+		for i, m := range marks {
+			if since <= m || rep.rssAt[i] == 0 {
+				rep.rssAt[i] = rss
+			}
 		}
-		if rep.settle > 120*time.Second {
+		if !rep.settled {
+			rep.settledRSS, rep.settle = rss, since
+			rep.settled = rss < 2*rep.baseline
+		}
+		if since > 31*time.Second && (rep.settled || since > 60*time.Second) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -234,6 +247,7 @@ type lockoutConfig struct {
 // lockoutReport is what a lockout run measured.
 type lockoutReport struct {
 	idleOpened, slowOpened int
+	idleAnswered           int // idle connections answered their /v1/healthz
 	answered               bool
 	status                 int
 	err                    error // of the request, when not answered
@@ -241,7 +255,7 @@ type lockoutReport struct {
 }
 
 func (r *lockoutReport) print(w io.Writer) {
-	fmt.Fprintf(w, "idle_connections=%d slow_connections=%d\n", r.idleOpened, r.slowOpened)
+	fmt.Fprintf(w, "idle_connections=%d (answered %d) slow_connections=%d\n", r.idleOpened, r.idleAnswered, r.slowOpened)
 	if r.answered {
 		fmt.Fprintf(w, "authenticated_request status=%d seconds=%.3f\n", r.status, r.latency.Seconds())
 	} else {
@@ -274,23 +288,35 @@ func lockout(ctx context.Context, c lockoutConfig, logw io.Writer) (*lockoutRepo
 			c.Close()
 		}
 	}()
+	// The idle connections ask at once and read their answers together
+	// (those past http.max_conns of a server that makes them wait get none
+	// within the 10 s), so that the phase is short next to idle_timeout.
 	d := net.Dialer{Timeout: 2 * time.Second}
+	var readers sync.WaitGroup
+	var answeredIdle atomic.Int64
 	for range c.idle {
 		conn, err := d.DialContext(ctx, "tcp", srv.addr)
 		if err != nil {
 			break
 		}
 		conns = append(conns, conn)
-		_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
 		if _, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: dg\r\n\r\n"); err != nil {
 			continue
 		}
-		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
-			resp.Body.Close()
-		}
-		_ = conn.SetDeadline(time.Time{})
 		rep.idleOpened++
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+				resp.Body.Close()
+				answeredIdle.Add(1)
+			}
+			_ = conn.SetReadDeadline(time.Time{})
+		}()
 	}
+	readers.Wait()
+	rep.idleAnswered = int(answeredIdle.Load())
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer func() { close(stop); wg.Wait() }()
