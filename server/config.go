@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type Config struct {
 	Sessions SessionsConfig `mapstructure:"sessions"`
 
 	CrossSite CrossSiteConfig `mapstructure:"cross_site"`
+	// Connections and TLS (config_conn.go).
+	Conns ConnsConfig `mapstructure:"conns"`
+	TLS   TLSConfig   `mapstructure:"tls"`
 }
 
 // CrossSiteConfig says which hosts and pages may reach the API from a
@@ -153,6 +157,7 @@ func DefaultConfig() Config {
 		Web:      WebConfig{Enabled: true},
 		// Empty lists, as the YAML's [] decodes.
 		CrossSite: CrossSiteConfig{AllowedHosts: []string{}, AllowedOrigins: []string{}},
+		Conns:    defaultConnsConfig(), // config_conn.go
 	}
 }
 
@@ -168,6 +173,8 @@ func (c *Config) Validate() error {
 			bad("addr", fmt.Sprintf("%q", c.Addr), `want "unix:" followed by the socket's path`)
 		case len(path) > maxSocketPath:
 			bad("addr", fmt.Sprintf("%q", c.Addr), fmt.Sprintf("socket path is %d bytes, the limit is %d", len(path), maxSocketPath))
+		case len(filepath.Dir(path))+socketTempExtra > maxSocketPath:
+			bad("addr", fmt.Sprintf("%q", c.Addr), fmt.Sprintf("the socket's directory is %d bytes, the limit is %d (the socket is first bound in a private directory inside it)", len(filepath.Dir(path)), maxSocketPath-socketTempExtra))
 		case strings.ContainsRune(path, 0):
 			bad("addr", fmt.Sprintf("%q", c.Addr), "socket path contains a NUL byte")
 		}
@@ -267,12 +274,22 @@ func (c *Config) Validate() error {
 	if len(c.Policies.Pins) > 0 && c.Policies.Dir == "" {
 		bad("policies.pins", len(c.Policies.Pins), "pins given but no policies.dir")
 	}
+	c.validateConn(bad) // config_conn.go
 	return errors.Join(errs...)
 }
 
 // maxSocketPath is the longest Unix socket path Linux accepts (sun_path is
 // 108 bytes with its terminating NUL).
 const maxSocketPath = 107
+
+// SocketTempPrefix starts the name of the private (0700) directory a Unix
+// socket is bound in before it is renamed to its path (cmd/dgserver), so it
+// is never open to other users; os.MkdirTemp adds up to 10 digits.
+const SocketTempPrefix = ".dgs"
+
+// socketTempExtra is what the private directory adds to the socket's
+// directory: "/", the prefix, 10 digits, "/s".
+const socketTempExtra = 1 + len(SocketTempPrefix) + 10 + 2
 
 // ListenAddr splits a configured addr into the network and address for
 // net.Listen: "unix" and the path for "unix:PATH", else "tcp" and addr.

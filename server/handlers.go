@@ -347,6 +347,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 		return
 	}
 	s.reg.remove(sess) // the claim stays held: the session is gone for good
+	s.reclaim.ended(sess.usage.bytes)
 	s.log.Info("session deleted", "session", logID(sess.id))
 	s.respond(c, http.StatusOK, out, map[string]any{"session": sess.id, "deleted": true})
 }
@@ -461,6 +462,7 @@ func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
 	s.reg.remove(sess)
+	s.reclaim.ended(sess.usage.bytes)
 	if e := opponentFailure(pe); e != nil {
 		s.fail(c, out, Errorf(CodeInternal, "an opponent failed: %v: the session was deleted", e))
 		return

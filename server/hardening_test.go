@@ -337,8 +337,8 @@ func TestConfigValidation(t *testing.T) {
 			assert.NoError(t, cfg.Validate())
 		})
 	}
-	t.Run("accepts a public address with a token", func(t *testing.T) {
-		cfg := testConfig(func(c *server.Config) { c.Addr = "0.0.0.0:80"; c.AuthToken = "x" })
+	t.Run("accepts a public address with a token and allow_plaintext", func(t *testing.T) {
+		cfg := testConfig(func(c *server.Config) { c.Addr = "0.0.0.0:80"; c.AuthToken = "x"; c.TLS.AllowPlaintext = true })
 		assert.NoError(t, cfg.Validate())
 	})
 }

@@ -371,53 +371,6 @@ func freshClient(tb testing.TB) *http.Client {
 	return hc
 }
 
-// TestConnectionsAreCapped: with http.max_conns = 2, a third connection is
-// not served while two are open, and is once one closes.
-func TestConnectionsAreCapped(t *testing.T) {
-	srv := newServer(t, func(c *server.Config) { c.HTTP.MaxConns = 2 })
-	url, _ := serve(t, srv)
-	addr := strings.TrimPrefix(url, "http://")
-	get := func(conn net.Conn) {
-		_, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-		require.NoError(t, err)
-	}
-	var open []net.Conn
-	for range 2 {
-		conn, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		defer conn.Close()
-		get(conn)
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		require.NoError(t, err)
-		resp.Body.Close()
-		open = append(open, conn)
-	}
-	third, err := net.Dial("tcp", addr) // the kernel accepts it; the server does not yet
-	require.NoError(t, err)
-	defer third.Close()
-	get(third)
-	answered := make(chan error, 1)
-	go func() {
-		resp, err := http.ReadResponse(bufio.NewReader(third), nil)
-		if err == nil {
-			resp.Body.Close()
-		}
-		answered <- err
-	}()
-	select {
-	case err := <-answered:
-		t.Fatalf("a third connection was served while two were open (err %v)", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	open[0].Close()
-	select {
-	case err := <-answered:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the third connection was not served after one closed")
-	}
-}
-
 // TestServerErrorsLogAtWarn: what net/http logs (accept errors such as
 // running out of file descriptors) reaches the log at WARN.
 func TestServerErrorsLogAtWarn(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,8 @@ type Server struct {
 	m         *metrics
 	handler   http.Handler
 	tokenHash *[32]byte
+	tls       *tls.Config // tls.cert_file and tls.key_file, loaded; nil: plain HTTP
+	reclaim   *reclaimer  // returns ended sessions' memory to the OS (reclaim.go)
 	draining  atomic.Bool
 	policies  map[string]*policy.Policy // loaded at start-up, read-only after
 	games     *spiel.Registry           // the games served, and their bots
@@ -93,7 +96,14 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 		s.tokenHash = &h
 	}
 	s.site = newSiteRules(cfg)
+	tlsCfg, err := loadTLS(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	s.tls = tlsCfg
 	s.handler = s.routes()
+	s.reclaim = newReclaimer(cfg.Limits.MemoryBudget)
+	go s.reclaim.run(s.stop)
 	go s.sweeper()
 	return s, nil
 }
@@ -129,7 +139,7 @@ func (s *Server) routes() http.Handler {
 	r.GET("/v1/healthz", s.healthz)
 	r.GET("/v1/readyz", s.readyz)
 	r.GET("/v1/openapi.json", s.openapi)
-	api := r.Group("/", s.auth)
+	api := r.Group("/", s.auth, trustConn)
 	api.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})))
 	api.POST("/v1/sessions", s.createSession)
 	api.GET("/v1/sessions/:id", s.getSession)
@@ -170,13 +180,22 @@ func (s *Server) HTTPServer() *http.Server {
 	}
 }
 
-// Serve answers on ln, at most http.max_conns connections at once, until ctx is done, then shuts down gracefully:
+// Serve answers on ln (over TLS when tls.cert_file is set), at most
+// http.max_conns connections at once, making room for new connections by
+// closing idle ones (conns.go), until ctx is done, then shuts down gracefully:
 // readiness answers 503 for the drain delay while requests are still
 // served, then the listener closes and in-flight requests finish (cut off
 // after the shutdown timeout), then the sessions are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.HTTPServer()
-	ln = newLimitListener(ln, s.cfg.HTTP.MaxConns)
+	tr := newConnTracker(ln, s.cfg.HTTP.MaxConns, s.cfg.maxPerAddr())
+	hs.ConnState = tr.connState
+	hs.ConnContext = connContext
+	hs.Handler = s.bodyPace(hs.Handler)
+	ln = tr
+	if s.tls != nil {
+		ln = tls.NewListener(tr, s.tls)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -227,6 +246,7 @@ func (s *Server) sweeper() {
 		case now := <-t.C:
 			for _, x := range s.reg.expire(now, s.cfg.Limits.SessionTTL) {
 				s.m.expired.Inc()
+				s.reclaim.ended(x.usage.bytes)
 				s.log.Info("session expired", "session", logID(x.id), "num_envs", x.n)
 			}
 		}
@@ -260,6 +280,10 @@ func (s *Server) auth(c *gin.Context) {
 	h := sha256.Sum256([]byte(tok))
 	if !ok || subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) != 1 {
 		c.Header("WWW-Authenticate", `Bearer realm="dgserver"`)
+		// Close rather than read an unwanted body (net/http would wait for
+		// it, however slowly it comes, to reuse the connection).
+		c.Header("Connection", "close")
+		dropBody(c.Request)
 		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}

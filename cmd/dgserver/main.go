@@ -5,6 +5,7 @@
 //	dgserver --addr 127.0.0.1:0               any free port; prints "listening on http://..."
 //	dgserver --addr unix:/tmp/dg.sock         a Unix socket (owner-only); prints "listening on unix:/tmp/dg.sock"
 //	dgserver --config configs/prod.yaml       a file; DGSERVER_* variables override it
+//	DGSERVER_TLS_CERT_FILE=c.pem DGSERVER_TLS_KEY_FILE=k.pem dgserver   HTTPS; prints "listening on https://..."
 //
 // It stops gracefully on SIGTERM, SIGINT or SIGHUP (a closed terminal).
 package main
@@ -18,6 +19,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -73,11 +78,18 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 2
 	}
+	if limit, ok := memoryLimit(cfg, environ); ok {
+		debug.SetMemoryLimit(limit)
+		log.Info("soft memory limit tied to limits.memory_budget", "bytes", limit)
+	}
 	ln, where, err := listen(cfg.Addr)
 	if err != nil {
 		srv.Close()
 		fmt.Fprintln(stderr, "dgserver:", err)
 		return 1
+	}
+	if cfg.TLS.Enabled() {
+		where = "https://" + strings.TrimPrefix(where, "http://")
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", where)
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -89,8 +101,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 // listen opens the configured address and says where it listens, as a
 // client would name it: "http://host:port" or "unix:PATH". A Unix socket is
-// made owner-only (0600); a socket file left by a server that is gone is
-// replaced, while one that still answers, or any other file, is an error.
+// owner-only (0600) from the moment it appears at PATH (listenUnix); a
+// socket file left by a server that is gone is replaced, while one that
+// still answers, or any other file, is an error.
 func listen(addr string) (net.Listener, string, error) {
 	network, address := server.ListenAddr(addr)
 	if network != "unix" {
@@ -112,15 +125,69 @@ func listen(addr string) (net.Listener, string, error) {
 			return nil, "", fmt.Errorf("addr %s: removing the stale socket: %w", addr, err)
 		}
 	}
-	ln, err := net.Listen("unix", address)
+	ln, err := listenUnix(address)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := os.Chmod(address, 0o600); err != nil {
-		ln.Close()
 		return nil, "", fmt.Errorf("addr %s: %w", addr, err)
 	}
-	return ln, "unix:" + address, nil // the listener removes the file when closed
+	return ln, "unix:" + address, nil
+}
+
+// listenUnix listens on a Unix socket at path that nobody but the owner can
+// ever connect to. bind(2) creates the file with the process's umask (0777
+// under umask 000), and a chmod after it leaves a window in which another
+// user may connect; changing the umask is process-wide. So the socket is
+// bound inside a fresh 0700 directory next to path (nobody else can reach
+// it there), made 0600, and only then renamed to path. The listener
+// removes path when closed.
+func listenUnix(path string) (net.Listener, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(path), server.SocketTempPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("a private directory for the socket: %w", err)
+	}
+	defer os.Remove(tmp) // empty once the socket is renamed out of it
+	bound := filepath.Join(tmp, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: bound, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(false) // it unlinks the path it was bound to, not path
+	fail := func(err error) (net.Listener, error) {
+		ln.Close()
+		os.Remove(bound)
+		return nil, err
+	}
+	if err := os.Chmod(bound, 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(bound, path); err != nil {
+		return fail(err)
+	}
+	return &unixListener{UnixListener: ln, path: path}, nil
+}
+
+// unixListener removes its socket file when closed.
+type unixListener struct {
+	*net.UnixListener
+	path string
+	once sync.Once
+}
+
+func (l *unixListener) Close() error {
+	err := l.UnixListener.Close()
+	l.once.Do(func() { os.Remove(l.path) })
+	return err
+}
+
+// memoryLimit is the Go runtime's soft memory limit for cfg (after
+// start-up: policies loaded): server.MemoryLimit of limits.memory_budget.
+// A GOMEMLIMIT in environ is the user's choice: false, nothing to set.
+func memoryLimit(cfg server.Config, environ []string) (int64, bool) {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			return 0, false
+		}
+	}
+	return server.MemoryLimit(cfg.Limits.MemoryBudget), true
 }
 
 // loadPolicies reads policies.dir once at start-up through an os.Root, so

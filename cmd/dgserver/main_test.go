@@ -73,10 +73,16 @@ func TestConfigLayers(t *testing.T) {
 		assert.Equal(t, 8, cfg.Limits.MaxSessions)
 		assert.Equal(t, time.Duration(0), cfg.Shutdown.DrainDelay)
 	})
-	t.Run("a token allows a public address", func(t *testing.T) {
-		cfg, err := loadConfig([]string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc"})
+	t.Run("a token and TLS allow a public address", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc", "DGSERVER_TLS_CERT_FILE=c.pem", "DGSERVER_TLS_KEY_FILE=k.pem"})
 		require.NoError(t, err)
 		assert.Equal(t, "abc", cfg.AuthToken)
+		assert.Equal(t, "c.pem", cfg.TLS.CertFile)
+	})
+	t.Run("a token and an explicit allow_plaintext allow a public address", func(t *testing.T) {
+		cfg, err := loadConfig([]string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc", "DGSERVER_TLS_ALLOW_PLAINTEXT=true"})
+		require.NoError(t, err)
+		assert.True(t, cfg.TLS.AllowPlaintext)
 	})
 }
 
@@ -94,9 +100,15 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"an out-of-range value", nil, []string{"DGSERVER_LIMITS_MAX_SESSIONS=0"}, "limits.max_sessions"},
 		{"an unknown variable", nil, []string{"DGSERVER_MAX_SESSIONS=3"}, "DGSERVER_MAX_SESSIONS"},
 		{"a public address without a token", []string{"--addr", "0.0.0.0:8080"}, nil, "auth_token"},
+		{"a public address with a token but no TLS", []string{"--addr", "0.0.0.0:8080"}, []string{"DGSERVER_AUTH_TOKEN=abc"}, "tls.cert_file"},
+		{"a certificate without its key", nil, []string{"DGSERVER_TLS_CERT_FILE=c.pem"}, "tls.key_file"},
+		{"TLS on a Unix socket", []string{"--addr", "unix:/tmp/x.sock"}, []string{"DGSERVER_TLS_CERT_FILE=c.pem", "DGSERVER_TLS_KEY_FILE=k.pem"}, "Unix socket"},
+		{"a per-address cap above the global one", nil, []string{"DGSERVER_CONNS_MAX_PER_ADDR=2000"}, "conns.max_per_addr"},
+		{"no minimum body rate", nil, []string{"DGSERVER_CONNS_MIN_BODY_RATE=0"}, "conns.min_body_rate"},
 		{"an address without a port", []string{"--addr", "localhost"}, nil, "addr"},
 		{"a unix address without a path", []string{"--addr", "unix:"}, nil, "socket's path"},
 		{"a unix socket path too long", []string{"--addr", "unix:/" + strings.Repeat("d", 120)}, nil, "limit is 107"},
+		{"a unix socket directory too long for the private directory", []string{"--addr", "unix:/" + strings.Repeat("d", 92) + "/s"}, nil, "limit is 90"},
 		{"a missing file", []string{"--config", "/nonexistent/x.yaml"}, nil, "x.yaml"},
 		{"an unknown flag", []string{"--port", "80"}, nil, "port"},
 		{"a stray argument", []string{"serve"}, nil, "serve"},

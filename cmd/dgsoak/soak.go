@@ -208,8 +208,15 @@ type serverProc struct {
 }
 
 // startServer runs the binary on addr and waits until it is ready.
-func startServer(bin, addr string) (*serverProc, error) {
+func startServer(bin, addr string) (*serverProc, error) { return startServerEnv(bin, addr, nil) }
+
+// startServerEnv is startServer with extra environment variables
+// (DGSERVER_* settings) for the server.
+func startServerEnv(bin, addr string, env []string) (*serverProc, error) {
 	cmd := exec.Command(bin, "--addr", addr)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from typing import Iterator, Optional
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -397,3 +398,27 @@ def test_async_batches_survive_cut_answers(server: dgenv.LocalServer, proxy: Cut
         for t in twins:
             t.close()
         via.close()
+
+
+def test_an_env_goes_on_when_its_idle_connection_is_closed_for_another() -> None:
+    """A full server (http.max_conns) closes idle connections for new ones
+    (docs/api.md, Connections): the env's own is among them, and its next
+    step reconnects and is applied once."""
+    with dgenv.serve(env={"DGSERVER_HTTP_MAX_CONNS": "3", "DGSERVER_CONNS_MAX_PER_ADDR": "3"}) as srv:
+        env = srv.make(num_envs=2, seed=1, opponent="random", learner_seats=[0])
+        b = env.reset(seed=1)
+        u = urlsplit(srv.url)
+        socks = []
+        try:
+            for _ in range(3):  # newer connections with requests that passed auth
+                s = socket.create_connection((u.hostname, u.port), timeout=10)
+                socks.append(s)
+                s.sendall(b"GET /v1/games HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert s.recv(65536).startswith(b"HTTP/1.1 200")  # a timeout here: the server made it wait
+            seq = env.seq
+            for _ in range(3):
+                b = env.step(b.mask.argmax(axis=1))
+            assert env.seq == seq + 3
+        finally:
+            for s in socks:
+                s.close()

@@ -20,7 +20,8 @@ _default_lock = threading.Lock()
 def default_server() -> Client:
     """A server shared by every adapter made without a client in this process.
 
-    ``$DGENV_URL`` names a running server to use; otherwise one is started with
+    ``$DGENV_URL`` names a running server to use (with ``$DGENV_TOKEN`` and,
+    for https, ``$DGENV_CA_FILE``); otherwise one is started with
     :func:`dgenv.serve` on first use and stopped when the interpreter exits.
     """
     global _default
@@ -28,7 +29,7 @@ def default_server() -> Client:
         if _default is None:
             url = os.environ.get("DGENV_URL")
             if url:
-                _default = connect(url, token=os.environ.get("DGENV_TOKEN") or None)
+                _default = connect(url, token=os.environ.get("DGENV_TOKEN") or None, ca_file=os.environ.get("DGENV_CA_FILE") or None)
             else:
                 from .server import serve
 

@@ -17,6 +17,7 @@ import http.client
 import logging
 import os
 import socket
+import ssl
 import time
 from typing import Any, Optional
 from urllib.parse import urlsplit
@@ -103,7 +104,7 @@ class HTTP:
     connection, :meth:`_read` reads one answer. Everything else is here.
     """
 
-    def __init__(self, url: str, token: Optional[str], timeout: Optional[float]) -> None:
+    def __init__(self, url: str, token: Optional[str], timeout: Optional[float], ca_file: Optional[str] = None) -> None:
         self.socket_path: Optional[str] = unix_path(url)
         if self.socket_path is not None:
             # HTTP over a Unix domain socket: the path names the socket, and
@@ -119,6 +120,14 @@ class HTTP:
             self.port = u.port or (443 if u.scheme == "https" else 80)
             self.prefix = u.path.rstrip("/")
             self.where = f"{self.scheme}://{self.host}:{self.port}"
+        if ca_file is not None and self.scheme != "https":
+            raise ValueError(f"url {url!r}: ca_file is for https:// URLs")
+        # https: the server's certificate is verified, against ca_file (a
+        # PEM file: e.g. a self-signed certificate itself) or else the
+        # system's CAs (and $SSL_CERT_FILE).
+        self.ssl_context: Optional[ssl.SSLContext] = None
+        if self.scheme == "https":
+            self.ssl_context = ssl.create_default_context(cafile=ca_file)
         self.timeout = timeout
         # HTTP/1.1 keeps the connection alive and the server answers in the
         # request's format, so a request needs few headers (each costs time).
@@ -142,8 +151,10 @@ class HTTP:
                 c: http.client.HTTPConnection = _UnixHTTPConnection(self.socket_path, timeout=self.timeout)
                 c.connect()
             else:
-                cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-                c = cls(self.host, self.port, timeout=self.timeout)
+                if self.ssl_context is not None:
+                    c = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.ssl_context)
+                else:
+                    c = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
                 c.connect()
                 try:  # small requests must not wait for Nagle
                     c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -372,11 +383,11 @@ class FastHTTP(HTTP):
         return ans
 
 
-def http_transport(url: str, token: Optional[str], timeout: Optional[float]) -> HTTP:
+def http_transport(url: str, token: Optional[str], timeout: Optional[float], ca_file: Optional[str] = None) -> HTTP:
     """The connection for ``url``: hand-framed by default; ``DGENV_HTTP=stdlib`` uses http.client's framing."""
     if os.environ.get("DGENV_HTTP", "").lower() == "stdlib":
-        return StdlibHTTP(url, token, timeout)
-    return FastHTTP(url, token, timeout)
+        return StdlibHTTP(url, token, timeout, ca_file)
+    return FastHTTP(url, token, timeout, ca_file)
 
 
 class Retry:

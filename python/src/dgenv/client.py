@@ -200,6 +200,9 @@ def record_index(k: Any, n: int) -> int:
     if not 0 <= i < n:
         raise BadRequest(f"env {i}: want an integer 0..{n - 1}", status=400, code="bad_request", details={"field": "k"})
     return i
+def _client(url: str, token: Optional[str], timeout: Optional[float], ca_file: Optional[str]) -> "Client":
+    """A copy of a :class:`Client` (its pickled form)."""
+    return Client(url, token, timeout, ca_file=ca_file)
 
 
 class Client:
@@ -223,6 +226,10 @@ class Client:
             finds its session gone (the server restarted, or the session
             expired), re-create it with the same settings and go on, marking
             the games in flight truncated.
+        ca_file: for an ``https://`` URL, a PEM file of the certificates to
+            trust (e.g. the server's own self-signed certificate); None: the
+            system's CAs (and ``$SSL_CERT_FILE``). The certificate and its
+            host name are always verified.
     """
 
     def __init__(
@@ -233,13 +240,15 @@ class Client:
         *,
         retry_timeout: float = 60.0,
         recover: bool = True,
+        ca_file: Optional[str] = None,
     ) -> None:
         self.url = url.rstrip("/") if "://" in url or url.startswith("unix:") else "http://" + url.rstrip("/")
         self.token = token
         self.timeout = timeout
         self.retry_timeout = float(retry_timeout)
         self.recover = bool(recover)
-        self._http = _http(self.url, token, timeout)
+        self.ca_file = ca_file
+        self._http = _http(self.url, token, timeout, ca_file)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -249,7 +258,7 @@ class Client:
         # A copy (pickle, copy.deepcopy: e.g. in Gymnasium's EnvSpec kwargs) is
         # a new client of the same server with its own connection; a copy of a
         # LocalServer does not own the process.
-        return (Client, (self.url, self.token, self.timeout))
+        return (_client, (self.url, self.token, self.timeout, self.ca_file))
 
     def _request(self, method: str, path: str, body: Any = None, *, session_route: bool = False) -> Any:
         with self._lock:
@@ -424,6 +433,7 @@ def connect(
     *,
     retry_timeout: float = 60.0,
     recover: bool = True,
+    ca_file: Optional[str] = None,
 ) -> Client:
     """Connect to a running server at ``url`` (e.g. ``"http://127.0.0.1:8080"``).
 
@@ -436,11 +446,14 @@ def connect(
         retry_timeout: seconds a request whose connection failed is retried
             (see :class:`Client`); 0: never.
         recover: whether envs re-create a session the server lost (see :class:`Client`).
+        ca_file: for an ``https://`` URL (a server with ``tls.cert_file``), a
+            PEM file of the certificates to trust, e.g. a self-signed
+            server certificate; None: the system's CAs (and ``$SSL_CERT_FILE``).
 
     Raises:
         ServerUnavailable: nothing answers at ``url``.
     """
-    c = Client(url, token=token, timeout=timeout, retry_timeout=retry_timeout, recover=recover)
+    c = Client(url, token=token, timeout=timeout, retry_timeout=retry_timeout, recover=recover, ca_file=ca_file)
     c._request("GET", "/v1/healthz")
     return c
 
@@ -479,7 +492,7 @@ class BatchEnv:
         recover: bool = False,
     ):
         self._init_api(client, session, spec, obs_dtype)
-        self._http = _http(client.url, client.token, client.timeout)
+        self._http = _http(client.url, client.token, client.timeout, getattr(client, "ca_file", None))
         self._path = f"/v1/sessions/{session}"
         self._layout: Optional[_wire.BatchLayout] = None
         # None: the server does not number batches, so a retry is not safe.

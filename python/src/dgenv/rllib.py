@@ -24,6 +24,7 @@ server's :class:`~dgenv.errors.IllegalActionError` propagate instead.
 
 ``env_config`` keys (all optional): ``url`` (a running server; None starts one
 per process, i.e. per env runner, or uses ``$DGENV_URL``), ``token``,
+``ca_file`` (for an ``https://`` url: the certificates to trust),
 ``options`` (a :class:`~dgenv.EnvOptions`), and any field of
 :class:`~dgenv.EnvOptions` (``game``, ``players``, ``deals``, ``seed``,
 ``reward``, ``opponent``, ``learner_seats``, ``reward_scale``,
@@ -72,8 +73,8 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         base = cfg.pop("options", None)
         if base is not None and not isinstance(base, EnvOptions):
             raise TypeError(f"env_config['options']: want a dgenv.EnvOptions, got {type(base).__name__}")
-        url, token = cfg.pop("url", None), cfg.pop("token", None)
-        known = {f.name for f in dataclasses.fields(EnvOptions)} | {"url", "token", "options"}
+        url, token, ca_file = cfg.pop("url", None), cfg.pop("token", None), cfg.pop("ca_file", None)
+        known = {f.name for f in dataclasses.fields(EnvOptions)} | {"url", "token", "ca_file", "options"}
         unknown = set(cfg) - known
         if unknown:
             raise ValueError(f"env_config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
@@ -89,7 +90,7 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         self.reward_scale = float(1.0 if o.reward_scale is None else o.reward_scale)
         self._own_client = url is not None or isinstance(o.client, str)
         if url is not None:
-            self.client: Client = connect(str(url), token=token)
+            self.client: Client = connect(str(url), token=token, ca_file=ca_file)
         else:
             self.client, _ = own_client(o.client)
         seats = o.learner_seats

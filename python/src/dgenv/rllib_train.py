@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import Any, Optional, Sequence
 
@@ -31,7 +32,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--deals", type=int, default=None)
     p.add_argument("--reward", default="zero_sum", choices=["points", "zero_sum"])
     p.add_argument("--reward-scale", type=float, default=0.1)
-    p.add_argument("--url", default=None, help="a running dgserver for every env runner (default: one per runner)")
+    p.add_argument("--url", default=None, help="a running dgserver for every env runner (default: one per runner); "
+                   "its token and, for https, CA file are read from $DGENV_TOKEN and $DGENV_CA_FILE")
     p.add_argument("--address", default=None, help="Ray cluster to join ('auto'); default: a local Ray")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
     p.add_argument("--train-batch-size", type=int, default=4000)
@@ -56,6 +58,8 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
         cfg["deals"] = args.deals
     if args.url is not None:
         cfg["url"] = args.url
+        cfg["token"] = os.environ.get("DGENV_TOKEN") or None
+        cfg["ca_file"] = os.environ.get("DGENV_CA_FILE") or None
     return cfg
 
 
