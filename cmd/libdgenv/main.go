@@ -62,8 +62,6 @@ func bytesAt(p unsafe.Pointer, n int64) []byte {
 func putBytes(buf *C.char, capacity C.int64_t, b []byte) C.int64_t {
 	if dst := bytesAt(unsafe.Pointer(buf), int64(capacity)); len(b) <= len(dst) {
 		copy(dst, b)
-	} else if len(b) == 0 {
-		return 0
 	}
 	return C.int64_t(len(b))
 }
