@@ -157,7 +157,7 @@ func DefaultConfig() Config {
 		Web:      WebConfig{Enabled: true},
 		// Empty lists, as the YAML's [] decodes.
 		CrossSite: CrossSiteConfig{AllowedHosts: []string{}, AllowedOrigins: []string{}},
-		Conns:    defaultConnsConfig(), // config_conn.go
+		Conns:     defaultConnsConfig(), // config_conn.go
 	}
 }
 

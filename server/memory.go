@@ -3,11 +3,9 @@ package server
 import (
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/spiel"
-	"github.com/davidgoliath/dgenv/obs"
 )
 
 // sessionCost is what a session may come to hold at worst, worked out from
@@ -19,74 +17,13 @@ type sessionCost struct {
 	maxBlob int64 // the largest tensor of an answer, in bytes
 }
 
-// heapMargin is added to the engine's memory (in eighths): the allocator's
-// size classes, page rounding and the garbage collector's slack. With a
-// quarter, every measured peak RSS (the whole process's) stays under the
-// estimate (docs/benchmarks.md).
-const heapMargin = 2
-
-// sessionOverhead is the fixed memory of a session whatever its size
-// (worker goroutines' stacks, the spec, the encoder's prefixes), rounded up.
-const sessionOverhead = 256 << 10
-
-// costOf works out the worst case of a session of n envs of game p with
-// observations as obsDtype ("<u1"/"<f4") or bit-packed.
-//
-// Each env holds its State and bot RNG, and two game records (the last
-// finished game and the one in progress) whose deals are allocated up front
-// and filled as deals are played: at worst every deal of both. The output
-// buffers are the engine's (obs or its packed form, mask, player, rewards,
-// done, scores, episode); the server adds the action buffers, the request
-// body and float32 observations for "<f4" sessions, with a margin for the
-// heap's rounding. Answers, msgpack or JSON, are written straight from
-// those buffers (JSON's base64 is encoded as it is written), so they add
-// nothing that grows with the session.
-//
-// A game with no kernel of its own (spiel's generic Vec) holds two States
-// per env; their size is not known to the server, so each is counted as
-// genericStateBytes plus 8 bytes per action of its longest game (a history).
+// costOf works out the worst case of a session of n envs of game g with
+// observations as obsDtype ("<u1"/"<f4") or bit-packed: env.CostOf, the
+// estimate the in-process library checks too.
 func costOf(n int, g spiel.Game, obsDtype string, packed bool) sessionCost {
-	l := g.Observation()
-	na := int64(g.NumDistinctActions())
-	maskBytes := int64(obs.PackedLen(int(na)))
-	d, players := int64(l.Size), int64(g.NumPlayers())
-	var perEnv int64
-	if cg, ok := g.(*env.SpielGame); ok {
-		p := cg.G.Params()
-		perEnv = int64(unsafe.Sizeof(env.State{})) + int64(unsafe.Sizeof(env.RNG{})) + 1 +
-			2*(int64(unsafe.Sizeof(env.Record{}))+int64(p.Deals)*int64(unsafe.Sizeof(env.DealRecord{})))
-	} else {
-		perEnv = 2*(genericStateBytes+8*int64(g.MaxGameLength())) + int64(unsafe.Sizeof(spiel.RNG{})) + 8 + 1
-	}
-	var obsBlob, obsEngine int64
-	switch {
-	case packed:
-		pk := l.Packing()
-		obsBlob = int64(pk.Bytes+pk.ExtraBytes) + maskBytes
-		obsEngine = obsBlob + na + d // the byte mask is kept too, and (generic) one observation
-	case obsDtype == dtypeF4:
-		obsBlob = 4*d + na
-		obsEngine = d + na + 4*d // the engine's bytes and the float copy
-	default:
-		obsBlob = d + na
-		obsEngine = obsBlob
-	}
-	rest := 1 + 4*players + 1 + 4*players + 8 // player, rewards, done, scores, episode
-	perEnv += obsEngine + rest
-	perEnv += 4 + 4 + 8 + 4 + 24 // actions: engine, decoded, tensor scratch, last step; the step body's cap
-	nn := int64(n)
-	c := sessionCost{answer: nn*(obsBlob+rest) + 512}
-	c.maxBlob = nn * max(obsBlob-na, na, 8, 4*players)
-	if packed {
-		c.maxBlob = nn * max(int64(l.Packing().Bytes), maskBytes)
-	}
-	c.bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8
-	return c
+	c := env.CostOf(n, g, obsDtype == dtypeF4, packed)
+	return sessionCost{bytes: c.Bytes, answer: c.Answer, maxBlob: c.MaxBlob}
 }
-
-// genericStateBytes is what the server counts for one State of a game
-// without its own kernel, besides its history.
-const genericStateBytes = 2048
 
 // mib formats bytes as MiB for messages.
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", math.Ceil(float64(b)/(1<<20))) }

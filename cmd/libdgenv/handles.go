@@ -100,32 +100,45 @@ func policyList() []byte {
 	return b
 }
 
-// policyActions is the action count of the policy loaded as name, 0 when
-// none is.
-func policyActions(name string) int {
+// policyNamed is the policy loaded as name (nil when none is).
+func policyNamed(name string) *policy.Policy {
 	policies.Lock()
 	defer policies.Unlock()
-	if p := policies.m[name]; p != nil {
-		return p.NumActions()
-	}
-	return 0
+	return policies.m[name]
 }
 
 // policyAct is POST /v1/policies/{name}/act in process: obs [n, D] as
-// bytes, mask [n, A] (A the policy's game's actions); actions (and logits when non-nil) are written.
-func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32) *apiError {
-	policies.Lock()
-	p := policies.m[name]
-	policies.Unlock()
+// bytes, mask [n, A], actions [n] written, and logits [n, A] too when
+// wantLogits. D and A are those of the policy loaded as name when it is
+// looked up here, once: every buffer must have exactly its length for
+// them (a policy reloaded under the same name for another game has
+// another A, and the caller's buffers are then refused, not overrun).
+func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32, wantLogits bool) *apiError {
+	p := policyNamed(name)
 	if p == nil {
 		return &apiError{Code: "not_found", Message: fmt.Sprintf("policy %q is not loaded", name)}
+	}
+	if n < 1 {
+		return badRequest("obs", "obs: want at least one row")
 	}
 	if !(temp > 0) {
 		return badRequest("temperature", "temperature %v: must be > 0", temp)
 	}
 	d, na := p.Meta().ObsSize, p.NumActions()
-	if len(obsU8) != n*d {
-		return badRequest("obs", "obs: %d bytes for [%d, %d]", len(obsU8), n, d)
+	// n*d and n*na cannot overflow: n is at most obs's length.
+	if n > len(obsU8) {
+		return badRequest("obs", "obs: %d bytes for %d rows", len(obsU8), n)
+	}
+	game := p.Meta().GameName
+	e := firstError(
+		wantLen("obs", len(obsU8), n*d, fmt.Sprintf("uint8 [%d, %d]: policy %q's observations of %s", n, d, name, game)),
+		wantLen("mask", len(mask), n*na, fmt.Sprintf("uint8 [%d, %d]: policy %q's %s actions", n, na, name, game)),
+		wantLen("actions", len(actions), n, fmt.Sprintf("int32 [%d]", n)))
+	if e == nil && wantLogits {
+		e = wantLen("logits", len(logits), n*na, fmt.Sprintf("float32 [%d, %d]: policy %q's %s actions", n, na, name, game))
+	}
+	if e != nil {
+		return e
 	}
 	for r := range n {
 		legal := false

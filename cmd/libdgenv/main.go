@@ -6,10 +6,23 @@
 // The ABI is flat and small: objects (batches, single game states) stay in
 // Go and C holds integer handles; inputs and outputs are pointers to
 // caller-owned memory that Go reads or fills during the call and never
-// keeps; every call that can fail returns a negative number and writes a
-// JSON error {"code", "message", "details"} (the server's codes) into the
-// caller's error buffer. A handle may be used from several threads: calls on
-// one handle are serialised, calls on different handles run in parallel.
+// keeps. Every buffer is passed with its length in bytes, and Go checks the
+// length against what it will read or write: a buffer of the wrong size is
+// an error, never read or written past its end (no size computed by the
+// caller is trusted, and no string is read up to a NUL). Every call that can
+// fail returns a negative number and, where it has one, writes a JSON error
+// {"code", "message", "details"} (the server's codes) into the caller's
+// error buffer.
+//
+// Threads: every call may come from any thread. Calls on one handle are
+// serialised (one at a time, in Go), calls on different handles run in
+// parallel, and freeing a handle is safe against calls on it in flight: a
+// call that finds it freed answers not_found.
+//
+// Memory: a batch is refused at creation when its worst case (env.CostOf,
+// the server's estimate) and every live batch's together would pass the
+// memory budget its config names (memory_budget, default that of the
+// server: 2 GiB).
 //
 // One Go runtime serves the whole process (load the library once). It does
 // not survive fork(): a child must not call into a library its parent
@@ -34,10 +47,10 @@ import (
 func main() {}
 
 // abiVersion changes whenever an exported signature or a JSON layout does.
-const abiVersion = 2
+const abiVersion = 3
 
 // bytesAt views n bytes of caller memory (nil when p is nil or n is 0).
-func bytesAt(p unsafe.Pointer, n int) []byte {
+func bytesAt(p unsafe.Pointer, n int64) []byte {
 	if p == nil || n <= 0 {
 		return nil
 	}
@@ -47,8 +60,8 @@ func bytesAt(p unsafe.Pointer, n int) []byte {
 // putBytes copies b into the caller's buffer when it fits and returns its
 // length (the caller retries with a larger buffer when it did not fit).
 func putBytes(buf *C.char, capacity C.int64_t, b []byte) C.int64_t {
-	if len(b) <= int(capacity) {
-		copy(bytesAt(unsafe.Pointer(buf), int(capacity)), b)
+	if dst := bytesAt(unsafe.Pointer(buf), int64(capacity)); len(b) <= len(dst) {
+		copy(dst, b)
 	}
 	return C.int64_t(len(b))
 }
@@ -56,7 +69,7 @@ func putBytes(buf *C.char, capacity C.int64_t, b []byte) C.int64_t {
 // fail writes e into the error buffer (cut to fit) and returns -1.
 func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
 	b, _ := json.Marshal(e)
-	dst := bytesAt(unsafe.Pointer(errbuf), int(errcap))
+	dst := bytesAt(unsafe.Pointer(errbuf), int64(errcap))
 	if len(b) > len(dst) {
 		short, _ := json.Marshal(&apiError{Code: e.Code, Message: e.Message[:min(len(e.Message), max(0, len(dst)-64))]})
 		b = short
@@ -68,6 +81,14 @@ func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
 		}
 	}
 	return -1
+}
+
+// result is 0, or fail's -1 for e.
+func result(e *apiError, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
+	return 0
 }
 
 //export dg_abi_version
@@ -104,11 +125,12 @@ func dg_games(buf *C.char, capacity C.int64_t) C.int64_t {
 }
 
 //export dg_load_policies
-func dg_load_policies(dir *C.char, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	if e := loadPolicies(C.GoString(dir)); e != nil {
-		return fail(errbuf, errcap, e)
+func dg_load_policies(dir *C.char, dirLen C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	d, e := text("policies", unsafe.Pointer(dir), int64(dirLen))
+	if e == nil {
+		e = loadPolicies(d)
 	}
-	return 0
+	return result(e, errbuf, errcap)
 }
 
 //export dg_policies
@@ -116,37 +138,64 @@ func dg_policies(buf *C.char, capacity C.int64_t) C.int64_t {
 	return putBytes(buf, capacity, policyList())
 }
 
+// dg_policy_shape writes the observation size and the action count (int64
+// [2]) of the policy loaded as name; -1 when none is (or out is too short).
+// What it says may change when policies are reloaded: dg_policy_act checks
+// every length against the policy it acts with.
+//
+//export dg_policy_shape
+func dg_policy_shape(name *C.char, nameLen C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
+	n, e := text("policy", unsafe.Pointer(name), int64(nameLen))
+	if e != nil {
+		return -1
+	}
+	s, e := view[int64]("out", out, int64(outLen))
+	p := policyNamed(n)
+	if e != nil || len(s) < 2 || p == nil {
+		return -1
+	}
+	s[0], s[1] = int64(p.Meta().ObsSize), int64(p.NumActions())
+	return 0
+}
+
+// dg_policy_act is POST /v1/policies/{name}/act in process: obs uint8
+// [n, D], mask uint8 [n, A] (D and A the policy's), actions int32 [n]
+// written, and logits float32 [n, A] when not null.
+//
 //export dg_policy_act
-func dg_policy_act(name *C.char, obsU8 unsafe.Pointer, obsLen C.int64_t, mask unsafe.Pointer, n C.int64_t,
-	greedy C.int32_t, temperature C.double, seed C.uint64_t, actions unsafe.Pointer, logits unsafe.Pointer,
+func dg_policy_act(name *C.char, nameLen C.int64_t, obsU8 unsafe.Pointer, obsLen C.int64_t,
+	mask unsafe.Pointer, maskLen C.int64_t, n C.int64_t, greedy C.int32_t, temperature C.double, seed C.uint64_t,
+	actions unsafe.Pointer, actionsLen C.int64_t, logits unsafe.Pointer, logitsLen C.int64_t,
 	errbuf *C.char, errcap C.int64_t) C.int64_t {
-	rows := int(n)
-	if rows < 1 {
-		return fail(errbuf, errcap, badRequest("obs", "obs: want at least one row"))
-	}
-	// The mask and logits rows are the policy's game's actions wide (0 for
-	// a policy not loaded: policyAct then answers not_found).
-	na := policyActions(C.GoString(name))
-	acts := unsafe.Slice((*int32)(actions), rows)
-	var lg []float32
-	if logits != nil {
-		lg = unsafe.Slice((*float32)(logits), rows*na)
-	}
-	e := policyAct(C.GoString(name), bytesAt(obsU8, int(obsLen)), bytesAt(mask, rows*na), rows,
-		greedy != 0, float64(temperature), uint64(seed), acts, lg)
+	pn, e := text("policy", unsafe.Pointer(name), int64(nameLen))
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
-	return 0
+	o, e1 := view[uint8]("obs", obsU8, int64(obsLen))
+	m, e2 := view[uint8]("mask", mask, int64(maskLen))
+	a, e3 := view[int32]("actions", actions, int64(actionsLen))
+	var lg []float32
+	var e4 *apiError
+	if logits != nil {
+		lg, e4 = view[float32]("logits", logits, int64(logitsLen))
+	}
+	if e := firstError(e1, e2, e3, e4); e != nil {
+		return fail(errbuf, errcap, e)
+	}
+	return result(policyAct(pn, o, m, int(n), greedy != 0, float64(temperature), uint64(seed), a, lg, logits != nil), errbuf, errcap)
 }
 
 //export dg_vec_new
 func dg_vec_new(cfg *C.char, cfgLen C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	e, err := newVecEnv(C.GoBytes(unsafe.Pointer(cfg), C.int(cfgLen)))
-	if err != nil {
-		return fail(errbuf, errcap, err)
+	body, e := view[byte]("config", unsafe.Pointer(cfg), int64(cfgLen))
+	if e != nil {
+		return fail(errbuf, errcap, e)
 	}
-	return C.int64_t(newHandle(e))
+	v, e := newVecEnv(body) // json.Unmarshal keeps nothing of body
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
+	return C.int64_t(newHandle(v))
 }
 
 //export dg_vec_info
@@ -158,26 +207,21 @@ func dg_vec_info(h C.int64_t, buf *C.char, capacity C.int64_t, errbuf *C.char, e
 	return putBytes(buf, capacity, e.info())
 }
 
+// dg_vec_reset resets every env and writes the answer into arena (the
+// arena's bytes of dg_vec_info).
+//
 //export dg_vec_reset
-func dg_vec_reset(h C.int64_t, seed C.uint64_t, hasSeed C.int32_t, arena unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	e, err := lookup[*vecEnv](int64(h))
-	if err != nil {
-		return fail(errbuf, errcap, err)
-	}
-	e.reset(uint64(seed), hasSeed != 0, bytesAt(arena, e.bytes))
-	return 0
+func dg_vec_reset(h C.int64_t, seed C.uint64_t, hasSeed C.int32_t, arena unsafe.Pointer, arenaLen C.int64_t,
+	errbuf *C.char, errcap C.int64_t) C.int64_t {
+	return result(vecReset(int64(h), uint64(seed), hasSeed != 0, arena, int64(arenaLen)), errbuf, errcap)
 }
 
+// dg_vec_step plays actions (int32 [N]) and writes the answer into arena.
+//
 //export dg_vec_step
-func dg_vec_step(h C.int64_t, actions unsafe.Pointer, arena unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	e, err := lookup[*vecEnv](int64(h))
-	if err != nil {
-		return fail(errbuf, errcap, err)
-	}
-	if err := e.step(unsafe.Slice((*int32)(actions), e.spec.NumEnvs), bytesAt(arena, e.bytes)); err != nil {
-		return fail(errbuf, errcap, err)
-	}
-	return 0
+func dg_vec_step(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64_t, arena unsafe.Pointer, arenaLen C.int64_t,
+	errbuf *C.char, errcap C.int64_t) C.int64_t {
+	return result(vecStep(int64(h), actions, int64(actionsLen), arena, int64(arenaLen)), errbuf, errcap)
 }
 
 // dg_vec_random_actions writes a uniformly random legal action for every
@@ -185,15 +229,8 @@ func dg_vec_step(h C.int64_t, actions unsafe.Pointer, arena unsafe.Pointer, errb
 // the batch's seed and re-seeded by a seeded reset.
 //
 //export dg_vec_random_actions
-func dg_vec_random_actions(h C.int64_t, actions unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	e, err := lookup[*vecEnv](int64(h))
-	if err != nil {
-		return fail(errbuf, errcap, err)
-	}
-	if err := e.randomActions(unsafe.Slice((*int32)(actions), e.spec.NumEnvs)); err != nil {
-		return fail(errbuf, errcap, err)
-	}
-	return 0
+func dg_vec_random_actions(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	return result(vecRandomActions(int64(h), actions, int64(actionsLen)), errbuf, errcap)
 }
 
 //export dg_vec_record
@@ -209,24 +246,6 @@ func dg_vec_record(h C.int64_t, k C.int64_t, buf *C.char, capacity C.int64_t, er
 	return putBytes(buf, capacity, b)
 }
 
-// statusLen is the length of a status array: current player, terminal (0
-// or 1), the number of legal actions, then the legal actions.
-const statusLen = 3 + env.NumActions
-
-func (st *spielState) writeStatus(out unsafe.Pointer) {
-	if out == nil {
-		return
-	}
-	s := unsafe.Slice((*int32)(out), statusLen)
-	s[0] = int32(st.currentPlayer())
-	s[1] = 0
-	if st.terminal() {
-		s[1] = 1
-	}
-	n := len(st.legal(s[3:3]))
-	s[2] = int32(n)
-}
-
 func spielParams(players, deals, firstDealer C.int64_t) env.Params {
 	return env.Params{Players: int(players), Deals: int(deals), FirstDealer: int(firstDealer)}
 }
@@ -240,17 +259,15 @@ func dg_state_new(players, deals, firstDealer C.int64_t, errbuf *C.char, errcap 
 	return C.int64_t(newHandle(st))
 }
 
+// dg_state_sizes writes the observation and information-state tensor
+// sizes, the longest game and the largest utility (int64 [4]).
+//
 //export dg_state_sizes
-func dg_state_sizes(players, deals C.int64_t, out unsafe.Pointer) C.int64_t {
-	g, err := env.NewGame(spielParams(players, deals, 0))
-	if err != nil {
+func dg_state_sizes(players, deals C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
+	s, e := view[int64]("out", out, int64(outLen))
+	if e != nil || spielSizes(spielParams(players, deals, 0), s) != nil {
 		return -1
 	}
-	s := unsafe.Slice((*int64)(out), 4)
-	s[0] = int64(tensorSize(g, kindObservation))
-	s[1] = int64(tensorSize(g, kindInfoState))
-	s[2] = int64(2 * g.MaxGameLength()) // every card is dealt by a chance node, then played
-	s[3] = int64(g.MaxUtility())
 	return 0
 }
 
@@ -261,6 +278,10 @@ func lockState(h C.int64_t) (*spielState, func()) {
 	}
 	st.mu.Lock()
 	return st, st.mu.Unlock
+}
+
+func stateNotFound(h C.int64_t) *apiError {
+	return &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)}
 }
 
 //export dg_state_clone
@@ -274,11 +295,18 @@ func dg_state_clone(h C.int64_t) C.int64_t {
 	return C.int64_t(newHandle(c))
 }
 
+// dg_state_apply applies action and writes the status (int32
+// [statusLen]) into status.
+//
 //export dg_state_apply
-func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
+func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, statusBytes C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	out, e := statusView(status, int64(statusBytes))
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
 	st, unlock := lockState(h)
 	if st == nil {
-		return fail(errbuf, errcap, &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)})
+		return fail(errbuf, errcap, stateNotFound(h))
 	}
 	defer unlock()
 	if err := st.apply(int(action)); err != nil {
@@ -293,33 +321,44 @@ func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, errbuf
 		}
 		return fail(errbuf, errcap, e)
 	}
-	st.writeStatus(status)
+	st.writeStatus(out)
 	return 0
 }
 
 //export dg_state_status
-func dg_state_status(h C.int64_t, status unsafe.Pointer) C.int64_t {
+func dg_state_status(h C.int64_t, status unsafe.Pointer, statusBytes C.int64_t) C.int64_t {
+	out, e := statusView(status, int64(statusBytes))
+	if e != nil {
+		return -1
+	}
 	st, unlock := lockState(h)
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	st.writeStatus(status)
+	st.writeStatus(out)
 	return 0
 }
 
+// dg_state_tensor writes a tensor of player (float32, its size returned)
+// into dst; -1 when dst is too short, or player or kind unknown.
+//
 //export dg_state_tensor
-func dg_state_tensor(h, player, kind C.int64_t, dst unsafe.Pointer, size C.int64_t) C.int64_t {
+func dg_state_tensor(h, player, kind C.int64_t, dst unsafe.Pointer, dstLen C.int64_t) C.int64_t {
+	out, e := view[float32]("dst", dst, int64(dstLen))
+	if e != nil {
+		return -1
+	}
 	st, unlock := lockState(h)
 	if st == nil {
 		return -1
 	}
 	defer unlock()
 	n := tensorSize(st.g, int(kind))
-	if player < 0 || int(player) >= st.players() || int(size) < n || (kind != kindObservation && kind != kindInfoState) {
+	if player < 0 || int(player) >= st.players() || len(out) < n || (kind != kindObservation && kind != kindInfoState) {
 		return -1
 	}
-	st.tensor(int(player), int(kind), unsafe.Slice((*float32)(dst), n))
+	st.tensor(int(player), int(kind), out[:n])
 	return C.int64_t(n)
 }
 
@@ -354,20 +393,30 @@ func dg_state_string(h, player, kind C.int64_t, buf *C.char, capacity C.int64_t)
 	return putBytes(buf, capacity, []byte(s))
 }
 
+// dg_state_returns writes each player's returns (which 0) or last rewards
+// (float64 [players]) and returns the number of players.
+//
 //export dg_state_returns
-func dg_state_returns(h, which C.int64_t, dst unsafe.Pointer) C.int64_t {
+func dg_state_returns(h, which C.int64_t, dst unsafe.Pointer, dstLen C.int64_t) C.int64_t {
+	out, e := view[float64]("dst", dst, int64(dstLen))
+	if e != nil {
+		return -1
+	}
 	st, unlock := lockState(h)
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	out := unsafe.Slice((*float64)(dst), st.players())
-	if which == 0 {
-		st.returns(out)
-	} else {
-		copy(out, st.rewards[:st.players()])
+	p := st.players()
+	if len(out) < p {
+		return -1
 	}
-	return C.int64_t(st.players())
+	if which == 0 {
+		st.returns(out[:p])
+	} else {
+		copy(out, st.rewards[:p])
+	}
+	return C.int64_t(p)
 }
 
 //export dg_state_serialize
@@ -381,8 +430,12 @@ func dg_state_serialize(h C.int64_t, buf *C.char, capacity C.int64_t) C.int64_t 
 }
 
 //export dg_state_deserialize
-func dg_state_deserialize(players, deals, firstDealer C.int64_t, text *C.char, n C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	st, err := deserializeSpiel(spielParams(players, deals, firstDealer), string(C.GoBytes(unsafe.Pointer(text), C.int(n))))
+func dg_state_deserialize(players, deals, firstDealer C.int64_t, txt *C.char, n C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	s, e := text("state", unsafe.Pointer(txt), int64(n))
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
+	st, err := deserializeSpiel(spielParams(players, deals, firstDealer), s)
 	if err != nil {
 		return fail(errbuf, errcap, badRequest("", "%v", err))
 	}
@@ -393,7 +446,7 @@ func dg_state_deserialize(players, deals, firstDealer C.int64_t, text *C.char, n
 func dg_state_resample(h, player C.int64_t, seed C.uint64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
 	st, unlock := lockState(h)
 	if st == nil {
-		return fail(errbuf, errcap, &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)})
+		return fail(errbuf, errcap, stateNotFound(h))
 	}
 	if player < 0 || int(player) >= st.players() {
 		unlock()
@@ -407,68 +460,76 @@ func dg_state_resample(h, player C.int64_t, seed C.uint64_t, errbuf *C.char, err
 	return C.int64_t(newHandle(r))
 }
 
-// dg_state_history writes (player, action) pairs of every action so far
-// into out (2*cap int32) when they fit, and returns their number.
+// dg_state_history writes (player, action) pairs (int32 [2, n]) of every
+// action so far into out when they fit, and returns their number n.
 //
 //export dg_state_history
-func dg_state_history(h C.int64_t, out unsafe.Pointer, capacity C.int64_t) C.int64_t {
+func dg_state_history(h C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
+	s, e := view[int32]("out", out, int64(outLen))
+	if e != nil {
+		return -1
+	}
 	st, unlock := lockState(h)
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	n := len(st.hist)
-	if n <= int(capacity) && n > 0 {
-		s := unsafe.Slice((*int32)(out), 2*n)
-		for i := range n {
-			s[2*i], s[2*i+1] = int32(st.who[i]), st.hist[i]
-		}
-	}
-	return C.int64_t(n)
+	return C.int64_t(st.history(s))
 }
 
-// dg_state_apply_many applies n actions in order (a deal's chance outcomes
-// in one call); on an error the actions before it stay applied.
+// dg_state_apply_many applies the actions (int32 [n]) in order (a deal's
+// chance outcomes in one call); on an error the actions before it stay
+// applied.
 //
 //export dg_state_apply_many
-func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, n C.int64_t, status unsafe.Pointer, errbuf *C.char, errcap C.int64_t) C.int64_t {
+func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64_t, status unsafe.Pointer, statusBytes C.int64_t,
+	errbuf *C.char, errcap C.int64_t) C.int64_t {
+	acts, e := view[int32]("actions", actions, int64(actionsLen))
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
+	out, e := statusView(status, int64(statusBytes))
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
 	st, unlock := lockState(h)
 	if st == nil {
-		return fail(errbuf, errcap, &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)})
+		return fail(errbuf, errcap, stateNotFound(h))
 	}
 	defer unlock()
-	var acts []int32
-	if n > 0 {
-		acts = unsafe.Slice((*int32)(actions), int(n))
-	}
 	for _, a := range acts {
 		if err := st.apply(int(a)); err != nil {
 			return fail(errbuf, errcap, &apiError{Code: "illegal_action", Message: err.Error()})
 		}
 	}
-	st.writeStatus(status)
+	st.writeStatus(out)
 	return 0
 }
 
 // dg_state_rollout plays n random games to the end from the state and
-// writes each player's mean return into out: an MCTS evaluator's rollouts
-// in one call.
+// writes each player's mean return (float64 [players]) into out: an MCTS
+// evaluator's rollouts in one call.
 //
 //export dg_state_rollout
-func dg_state_rollout(h, n C.int64_t, seed C.uint64_t, out unsafe.Pointer) C.int64_t {
+func dg_state_rollout(h, n C.int64_t, seed C.uint64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
+	sum, e := view[float64]("out", out, int64(outLen))
+	if e != nil || n < 1 {
+		return -1
+	}
 	st, unlock := lockState(h)
-	if st == nil || n < 1 {
-		if unlock != nil {
-			unlock()
-		}
+	if st == nil {
 		return -1
 	}
 	defer unlock()
-	sum := unsafe.Slice((*float64)(out), st.players())
+	p := st.players()
+	if len(sum) < p {
+		return -1
+	}
+	sum = sum[:p]
 	clear(sum)
 	st.rollout(int(n), uint64(seed), sum)
 	for i := range sum {
 		sum[i] /= float64(n)
 	}
-	return C.int64_t(st.players())
+	return C.int64_t(p)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/obs"
@@ -544,4 +545,58 @@ func (st *spielState) rollout(n int, seed uint64, sum []float64) {
 			sum[i] += v
 		}
 	}
+}
+
+// statusLen is the length of a status array: current player, terminal (0
+// or 1), the number of legal actions, then the legal actions.
+const statusLen = 3 + env.NumActions
+
+// statusView is the caller's status buffer (int32 [statusLen]), or why not.
+func statusView(p unsafe.Pointer, nbytes int64) ([]int32, *apiError) {
+	s, e := view[int32]("status", p, nbytes)
+	if e == nil && len(s) < statusLen {
+		e = badRequest("status", "status: %d elements, want %d (int32: player, terminal, count, legal actions)", len(s), statusLen)
+	}
+	return s, e
+}
+
+// writeStatus writes the status into s (len >= statusLen).
+func (st *spielState) writeStatus(s []int32) {
+	s = s[:statusLen]
+	s[0] = int32(st.currentPlayer())
+	s[1] = 0
+	if st.terminal() {
+		s[1] = 1
+	}
+	n := len(st.legal(s[3:3]))
+	s[2] = int32(n)
+}
+
+// spielSizes writes the observation and information-state tensor sizes,
+// the longest game and the largest utility of a game of p into out (len >= 4).
+func spielSizes(p env.Params, out []int64) error {
+	if len(out) < 4 {
+		return fmt.Errorf("sizes: %d elements, want 4", len(out))
+	}
+	g, err := env.NewGame(p)
+	if err != nil {
+		return err
+	}
+	out[0] = int64(tensorSize(g, kindObservation))
+	out[1] = int64(tensorSize(g, kindInfoState))
+	out[2] = int64(2 * g.MaxGameLength()) // every card is dealt by a chance node, then played
+	out[3] = int64(g.MaxUtility())
+	return nil
+}
+
+// history writes the (player, action) pairs of every action so far into
+// out when they fit (len >= 2 per action), and returns their number.
+func (st *spielState) history(out []int32) int {
+	n := len(st.hist)
+	if 2*n <= len(out) {
+		for i := range n {
+			out[2*i], out[2*i+1] = int32(st.who[i]), st.hist[i]
+		}
+	}
+	return n
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync"
 	"unsafe"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -49,7 +51,45 @@ type vecRequest struct {
 	// ObsDtype "<f4" has the observation written as float32 (what most
 	// models eat), converted while it is copied out; "<u1" (default) as is.
 	ObsDtype string `json:"obs_dtype"`
+	// MemoryBudget bounds, in bytes, what every live batch of the process
+	// may come to hold at worst, this one included (default
+	// defaultMemoryBudget).
+	MemoryBudget *int64 `json:"memory_budget"`
 }
+
+// defaultMemoryBudget is the in-process memory budget when a config names
+// none: the server's default limits.memory_budget (configs/, server/config.go).
+const defaultMemoryBudget = 2 << 30
+
+// reserved is the memory (env.CostOf) of every live batch of the process.
+var reserved = struct {
+	sync.Mutex
+	bytes int64
+}{}
+
+// reserve counts cost against budget, or says why it does not fit.
+func reserve(cost, budget int64) *apiError {
+	reserved.Lock()
+	defer reserved.Unlock()
+	details := map[string]any{"field": "memory_budget", "limit": budget, "bytes_needed": cost, "bytes_in_use": reserved.bytes}
+	if cost > budget {
+		return &apiError{Code: "too_large", Details: details, Message: fmt.Sprintf("a batch of these settings needs up to %s, more than the whole memory_budget (%s): use fewer envs, fewer deals, obs_dtype uint8 or packing \"bits\", or raise memory_budget", mib(cost), mib(budget))}
+	}
+	if reserved.bytes+cost > budget {
+		return &apiError{Code: "limit", Details: details, Message: fmt.Sprintf("memory_budget reached: this batch needs up to %s, and the live in-process batches hold %s of the %s memory_budget: close some, or raise memory_budget", mib(cost), mib(reserved.bytes), mib(budget))}
+	}
+	reserved.bytes += cost
+	return nil
+}
+
+func release(cost int64) {
+	reserved.Lock()
+	reserved.bytes -= cost
+	reserved.Unlock()
+}
+
+// mib formats bytes as MiB for messages.
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", math.Ceil(float64(b)/(1<<20))) }
 
 // gameRegistry is the games this library serves: the shipped ones, with
 // the policies loaded by dg_load_policies as bots of the card game.
@@ -101,6 +141,12 @@ type vecEnv struct {
 	// seeded reset) on streams of their own.
 	pick    []spiel.RNG
 	pickBad []int // per goroutine of randomActions: the first env without a legal action, or -1
+	// cost is the memory reserved against the budget (env.CostOf), given
+	// back by close; closed is set then, and every later call on a
+	// handle already looked up answers not_found instead of touching the
+	// closed Vec.
+	cost   int64
+	closed bool
 }
 
 // pickStream is random_actions' stream of the batch seed (apart from the
@@ -204,14 +250,31 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 			return nil, e
 		}
 	}
+	budget := int64(defaultMemoryBudget)
+	if req.MemoryBudget != nil {
+		if budget = *req.MemoryBudget; budget < 1 {
+			return nil, badRequest("memory_budget", "memory_budget = %d: want a number of bytes > 0", budget)
+		}
+	}
+	// The engine's own checks (num_envs, seats, opponents) first, so the
+	// cost is worked out for a batch that could be built.
+	if _, err := vc.Check(g.NumPlayers()); err != nil {
+		return nil, engineError(err)
+	}
+	cost := env.CostOf(n, g, obsDtype == "<f4", packed).Bytes
+	if e := reserve(cost, budget); e != nil {
+		return nil, e
+	}
 	v, err := spiel.NewVec(g, vc)
 	if err != nil {
+		release(cost)
 		return nil, engineError(err)
 	}
 	// The spec tells the engine's dtype, as before; "<f4" widens the
 	// observation while it is copied into the arena (its piece says so).
 	e := wrapVec(v, wire.NewSpec(g, v, vc, "<u1"), obsDtype == "<f4")
 	e.bots = reg.Bots(typ.Name)
+	e.cost = cost
 	e.seedPick(seed)
 	return e, nil
 }
@@ -287,9 +350,32 @@ func (e *vecEnv) write(arena []byte) {
 	}
 }
 
-func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) {
+// usable is nil, or the error of a call on a closed batch (freed while
+// the call was looking it up). Called with e.mu held.
+func (e *vecEnv) usable() *apiError {
+	if e.closed {
+		return &apiError{Code: "not_found", Message: "batch handle: freed (closed while this call was on its way)"}
+	}
+	return nil
+}
+
+// checkArena is nil when arena is exactly the arena's bytes.
+func (e *vecEnv) checkArena(arena []byte) *apiError {
+	if len(arena) != e.bytes {
+		return badRequest("arena", "arena: %d bytes, want %d (dg_vec_info's arena.bytes)", len(arena), e.bytes)
+	}
+	return nil
+}
+
+func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) *apiError {
+	if err := e.checkArena(arena); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.usable(); err != nil {
+		return err
+	}
 	e.target(arena)
 	if hasSeed {
 		e.v.Reset(seed)
@@ -299,11 +385,19 @@ func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) {
 	}
 	e.untarget()
 	e.write(arena)
+	return nil
 }
 
+// step plays actions (one per env) and writes the answer into arena.
 func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
+	if err := firstError(wantLen("actions", len(actions), e.spec.NumEnvs, "int32 [num_envs]"), e.checkArena(arena)); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.usable(); err != nil {
+		return err
+	}
 	e.target(arena)
 	err := e.v.Step(actions)
 	e.untarget()
@@ -328,8 +422,14 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 // of its chunk of pickChunk envs, so the draws do not depend on how many
 // goroutines share the work (one per core on a big batch).
 func (e *vecEnv) randomActions(actions []int32) *apiError {
+	if err := wantLen("actions", len(actions), e.spec.NumEnvs, "int32 [num_envs]"); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.usable(); err != nil {
+		return err
+	}
 	mask := e.v.Mask()
 	na := len(mask) / len(actions)
 	chunks := len(e.pick)
@@ -433,6 +533,9 @@ func pickRow(row []uint8, rng *spiel.RNG) int32 {
 func (e *vecEnv) record(k int) ([]byte, *apiError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.usable(); err != nil {
+		return nil, err
+	}
 	fin, cur, err := e.v.Record(k)
 	if err != nil {
 		return nil, badRequest("k", "%v", err)
@@ -441,10 +544,17 @@ func (e *vecEnv) record(k int) ([]byte, *apiError) {
 	return b, nil
 }
 
+// close closes the Vec and gives its memory back to the budget, once: it
+// waits for a call in flight on e, and every later one answers not_found.
 func (e *vecEnv) close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	e.closed = true
 	e.v.Close()
+	release(e.cost)
 }
 
 // copyChunk is how many bytes one goroutine copies at least.

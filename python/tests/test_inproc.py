@@ -294,10 +294,10 @@ def test_a_freed_or_made_up_handle_is_an_error_not_a_crash(local) -> None:
     err = ctypes.create_string_buffer(inproc._capi.ERRCAP)
     arena = np.empty(env._abytes, np.uint8)
     for handle in (h, 10**9, -5):
-        assert lib.dg_vec_step(handle, env._act_ptr, arena.ctypes.data, err, len(err)) == -1
+        assert lib.dg_vec_step(handle, env._act_ptr, env._act_bytes, arena.ctypes.data, arena.nbytes, err, len(err)) == -1
         with pytest.raises(dgenv.errors.NotFound):
             inproc._capi.raise_error(err)
-    assert lib.dg_state_apply(h, 0, None, err, len(err)) == -1
+    assert lib.dg_state_apply(h, 0, None, 0, err, len(err)) == -1
     assert lib.dg_state_clone(h) == -1
 
 

@@ -21,8 +21,13 @@ Hazards of a Go runtime inside Python, and what this module does about them:
 - Signals: Python's SIGINT handler stays in place (Go installs its own only
   for signals nobody handles), so Ctrl-C raises ``KeyboardInterrupt`` as soon
   as the current Go call returns; calls are short (one batch step, one move).
+- Buffers: every call passes each buffer with its length in bytes, and Go
+  checks the length against what it will read or write (a wrong one is an
+  error, never an overrun); strings are passed with their length too.
 - Threads: ctypes releases the GIL for every call, so threads stepping
-  different envs run in parallel in Go; calls on one env are serialised by Go.
+  different envs run in parallel in Go. Calls on one handle are serialised
+  in Go, and a handle freed while a call on it is on its way answers
+  ``not_found`` (see :class:`dgenv.inproc.LocalBatchEnv` for the Python side).
 """
 
 from __future__ import annotations
@@ -39,11 +44,11 @@ from typing import Any, Optional
 
 from .errors import DgenvError, error_from_response
 
-__all__ = ["lib", "find_library", "LIB_NAME", "ENV_VAR", "check", "call_json", "Lib"]
+__all__ = ["lib", "find_library", "LIB_NAME", "ENV_VAR", "check", "call_json", "errbuf", "Lib"]
 
 LIB_NAME = "libdgenv.dylib" if sys.platform == "darwin" else "libdgenv.so"
 ENV_VAR = "DGENV_LIB"
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _I64 = ctypes.c_int64
 _I32 = ctypes.c_int32
@@ -59,32 +64,44 @@ _SIGNATURES = [
     ("dg_live_handles", _I64, []),
     ("dg_bots", _I64, [_P, _I64]),
     ("dg_games", _I64, [_P, _I64]),
-    ("dg_load_policies", _I64, [_S, _P, _I64]),
+    ("dg_load_policies", _I64, [_S, _I64, _P, _I64]),
     ("dg_policies", _I64, [_P, _I64]),
-    ("dg_policy_act", _I64, [_S, _P, _I64, _P, _I64, _I32, ctypes.c_double, _U64, _P, _P, _P, _I64]),
+    ("dg_policy_shape", _I64, [_S, _I64, _P, _I64]),
+    ("dg_policy_act", _I64, [_S, _I64, _P, _I64, _P, _I64, _I64, _I32, ctypes.c_double, _U64, _P, _I64, _P, _I64, _P, _I64]),
     ("dg_vec_new", _I64, [_S, _I64, _P, _I64]),
     ("dg_vec_info", _I64, [_I64, _P, _I64, _P, _I64]),
-    ("dg_vec_reset", _I64, [_I64, _U64, _I32, _P, _P, _I64]),
-    ("dg_vec_step", _I64, [_I64, _P, _P, _P, _I64]),
-    ("dg_vec_random_actions", _I64, [_I64, _P, _P, _I64]),
+    ("dg_vec_reset", _I64, [_I64, _U64, _I32, _P, _I64, _P, _I64]),
+    ("dg_vec_step", _I64, [_I64, _P, _I64, _P, _I64, _P, _I64]),
+    ("dg_vec_random_actions", _I64, [_I64, _P, _I64, _P, _I64]),
     ("dg_vec_record", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
     ("dg_state_new", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_clone", _I64, [_I64]),
-    ("dg_state_apply", _I64, [_I64, _I64, _P, _P, _I64]),
-    ("dg_state_apply_many", _I64, [_I64, _P, _I64, _P, _P, _I64]),
-    ("dg_state_status", _I64, [_I64, _P]),
+    ("dg_state_apply", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
+    ("dg_state_apply_many", _I64, [_I64, _P, _I64, _P, _I64, _P, _I64]),
+    ("dg_state_status", _I64, [_I64, _P, _I64]),
     ("dg_state_tensor", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_string", _I64, [_I64, _I64, _I64, _P, _I64]),
-    ("dg_state_returns", _I64, [_I64, _I64, _P]),
+    ("dg_state_returns", _I64, [_I64, _I64, _P, _I64]),
     ("dg_state_serialize", _I64, [_I64, _P, _I64]),
     ("dg_state_deserialize", _I64, [_I64, _I64, _I64, _S, _I64, _P, _I64]),
     ("dg_state_resample", _I64, [_I64, _I64, _U64, _P, _I64]),
     ("dg_state_history", _I64, [_I64, _P, _I64]),
-    ("dg_state_sizes", _I64, [_I64, _I64, _P]),
-    ("dg_state_rollout", _I64, [_I64, _I64, _U64, _P]),
+    ("dg_state_sizes", _I64, [_I64, _I64, _P, _I64]),
+    ("dg_state_rollout", _I64, [_I64, _I64, _U64, _P, _I64]),
 ]
 
 ERRCAP = 1 << 14
+
+_tls = threading.local()
+
+
+def errbuf() -> Any:
+    """This thread's error buffer (``ERRCAP`` bytes): a failed call's error is
+    read back by the thread that made the call, whatever other threads do."""
+    b = getattr(_tls, "err", None)
+    if b is None:
+        b = _tls.err = ctypes.create_string_buffer(ERRCAP)
+    return b
 
 
 class Lib:
@@ -239,7 +256,8 @@ def raise_error(errbuf: Any) -> None:
     except ValueError:
         err = {"code": "internal", "message": raw or "libdgenv: call failed without a message"}
     body = {"error": {"code": err.get("code", ""), "message": err.get("message", ""), **(err.get("details") or {})}}
-    status = {"bad_request": 400, "not_found": 404, "illegal_action": 422}.get(err.get("code", ""), 500)
+    status = {"bad_request": 400, "not_found": 404, "too_large": 413, "illegal_action": 422, "limit": 429}.get(
+        err.get("code", ""), 500)
     raise error_from_response(status, body)
 
 

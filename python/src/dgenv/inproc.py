@@ -18,7 +18,23 @@ Every adapter takes it as its client (``GymEnv(client=dgenv.local())``, or
 ``client="inproc"``). The engine writes each answer into a fresh numpy buffer
 (so a :class:`~dgenv.Batch` stays valid after later steps, as over HTTP) and
 Python's GIL is released while Go works, so threads stepping different envs
-run in parallel. See :mod:`dgenv._capi` for fork, signals and threads.
+run in parallel.
+
+Threads: a :class:`LocalClient` and each :class:`LocalBatchEnv` may be shared
+between threads. Calls on one env are serialised (one at a time, each whole:
+its actions, its step and its answer's buffers), calls on different envs run
+in parallel, and a call on an env that another thread has closed raises
+:class:`~dgenv.errors.DgenvError` ("env is closed"), never a crash.
+
+Memory: every env is counted at creation against a memory budget
+(``memory_budget``, 2 GiB by default, as the server's
+``limits.memory_budget``), with the server's worst-case estimate: an env that
+would take the live in-process envs past it is refused with
+:class:`~dgenv.errors.TooLarge` (alone over the budget) or
+:class:`~dgenv.errors.LimitError` (with the envs already live), both naming
+``memory_budget``, instead of the process running out of memory.
+
+See :mod:`dgenv._capi` for fork, signals and buffers.
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import json
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -55,15 +72,29 @@ class LocalClient:
             --policies``) to load; each becomes the opponent ``"policy:<name>"``.
             Policies are loaded into the process's one engine, so every
             LocalClient sees them.
+        memory_budget: bytes that every live in-process env of this process
+            (of any client), with the one :meth:`make` creates, may come to
+            hold at worst, by the server's estimate; None: 2 GiB, the
+            server's default ``limits.memory_budget``. What a
+            :class:`~dgenv.Batch` you keep holds is yours, outside it.
+
+    May be shared between threads (see the module's notes).
+
+    Raises:
+        ValueError: ``memory_budget`` is not a positive integer.
     """
 
     url = "inproc:"
     token = None
     timeout = None
 
-    def __init__(self, policies: Union[str, Path, None] = None) -> None:
+    def __init__(self, policies: Union[str, Path, None] = None, *, memory_budget: Optional[int] = None) -> None:
+        if memory_budget is not None:
+            if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, np.integer)) or memory_budget < 1:
+                raise ValueError(f"memory_budget = {memory_budget!r}: want a number of bytes > 0 (None: 2 GiB)")
+            memory_budget = int(memory_budget)
+        self.memory_budget = memory_budget
         self._lib = _capi.lib()
-        self._err = ctypes.create_string_buffer(_capi.ERRCAP)
         if policies is not None:
             self.load_policies(policies)
 
@@ -99,7 +130,9 @@ class LocalClient:
         Raises:
             BadRequest: the directory cannot be read or a policy is invalid.
         """
-        _capi.check(self._lib.dg_load_policies(str(directory).encode(), self._err, _capi.ERRCAP), self._err)
+        raw = str(directory).encode()
+        err = _capi.errbuf()
+        _capi.check(self._lib.dg_load_policies(raw, len(raw), err, _capi.ERRCAP), err)
         return self.policies()
 
     def policies(self) -> list[dict[str, Any]]:
@@ -122,37 +155,43 @@ class LocalClient:
         The in-process ``POST /v1/policies/{name}/act``: greedy by default, or
         sampled from the masked softmax at ``temperature`` with ``seed``. A is
         the policy's game's action count (its ``num_actions`` in
-        :meth:`policies`: 90 for the card game). Returns the ``[N]`` int32
-        actions, and the ``[N, A]`` logits too when ``logits`` is True.
+        :meth:`policies`: 90 for the card game), asked of the engine at each
+        call (a name reloaded with another game's file has another A).
+        Returns the ``[N]`` int32 actions, and the ``[N, A]`` logits too when
+        ``logits`` is True.
+
+        Raises:
+            ValueError: ``mask`` is not ``[N, A]``.
+            NotFound: no policy of that name is loaded.
+            BadRequest: a buffer does not fit the policy the engine acts
+                with (one reloaded meanwhile), or a bad mask row.
         """
         o = act_observations(obs)
         n = o.shape[0]
         m = np.ascontiguousarray(mask, dtype=np.uint8)
-        na = self._num_actions(policy)  # None: not loaded, and the library answers not_found
-        if na is not None and m.shape != (n, na):
-            raise ValueError(f"mask shape {m.shape}: want ({n}, {na})")
+        name = policy.encode()
+        shape = (ctypes.c_int64 * 2)()
+        na = 0  # not loaded: the engine answers not_found
+        if self._lib.dg_policy_shape(name, len(name), shape, ctypes.sizeof(shape)) == 0:
+            na = int(shape[1])
+            if m.shape != (n, na):
+                raise ValueError(f"mask shape {m.shape}: want ({n}, {na})")
         out = np.empty(n, dtype=np.int32)
-        lg = np.empty((n, na or 0), dtype=np.float32) if logits else None
+        lg = np.empty((n, na), dtype=np.float32) if logits else None
+        err = _capi.errbuf()
+        # Every buffer goes with its length: the engine checks them against
+        # the policy it acts with, not against the shape asked above.
         _capi.check(
             self._lib.dg_policy_act(
-                policy.encode(), o.ctypes.data, o.size, m.ctypes.data, n, int(bool(greedy)), float(temperature),
-                int(seed) & (2**64 - 1), out.ctypes.data, None if lg is None else lg.ctypes.data,
-                self._err, _capi.ERRCAP,
+                name, len(name), o.ctypes.data, o.nbytes, m.ctypes.data, m.nbytes, n, int(bool(greedy)),
+                float(temperature), int(seed) & (2**64 - 1), out.ctypes.data, out.nbytes,
+                None if lg is None else lg.ctypes.data, 0 if lg is None else lg.nbytes, err, _capi.ERRCAP,
             ),
-            self._err,
+            err,
         )
         if lg is not None:
             return out, lg
         return out
-
-    def _num_actions(self, policy: str) -> Optional[int]:
-        """The action count of the loaded policy ``policy`` (None if it is not loaded).
-        A loaded name never changes its file, so the answer is kept."""
-        cache: dict[str, int] = self.__dict__.setdefault("_actions", {})
-        if policy not in cache:
-            for p in self.policies():
-                cache[p["name"]] = int(p["num_actions"])
-        return cache.get(policy)
 
     def make(
         self,
@@ -177,19 +216,24 @@ class LocalClient:
 
         Raises:
             BadRequest: a parameter is out of range (the message names it).
+            TooLarge: the env alone could need more than ``memory_budget``.
+            LimitError: with the live in-process envs it could pass ``memory_budget``.
         """
         body = create_body(
             game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing, opponents
         )
         body["workers"] = int(workers)
+        if self.memory_budget is not None:
+            body["memory_budget"] = self.memory_budget
         if seed is not None:
             body["seed"] = _seed(seed)
         if obs_dtype is not None and np.dtype(obs_dtype) == np.float32 and packing in (None, "none"):
             body["obs_dtype"] = "<f4"  # the engine converts while copying out: no numpy pass
         raw = json.dumps(body).encode()
-        h = _capi.check(self._lib.dg_vec_new(raw, len(raw), self._err, _capi.ERRCAP), self._err)
+        err = _capi.errbuf()
+        h = _capi.check(self._lib.dg_vec_new(raw, len(raw), err, _capi.ERRCAP), err)
         try:
-            info = _capi.call_json(self._lib.dg_vec_info, h, errbuf=self._err)
+            info = _capi.call_json(self._lib.dg_vec_info, h, errbuf=err)
             want = body["game"].get("name")
             got = Spec.from_wire(info["spec"]).game
             if want is not None and got != want:  # a library that does not read game.name
@@ -219,7 +263,14 @@ class LocalBatchEnv(BatchEnv):
     so copy what you keep long from a loop of many small steps.
     ``step_async`` runs the step on a helper thread (Go works without the
     GIL), so the caller can work while it runs; ``step_wait`` returns it.
-    Not safe to share between threads without a lock (as a BatchEnv).
+
+    May be shared between threads: every call holds the env's lock for its
+    whole length (actions copied in, the engine's step, the answer's
+    buffers), so calls from several threads run one at a time, each whole,
+    in no promised order. While a ``step_async`` or ``reset_async`` is in
+    flight every other call raises :class:`~dgenv.errors.DgenvError` until
+    ``step_wait``; after :meth:`close` (by any thread) every call raises
+    ``DgenvError("env is closed")``.
     """
 
     def __init__(self, client: LocalClient, handle: int, info: dict, *, obs_dtype: Optional[DTypeLike] = np.float32):
@@ -243,8 +294,12 @@ class LocalBatchEnv(BatchEnv):
         self._next = self._per_block  # forces a new block on first use
         self._act = np.zeros(self.spec.num_envs, dtype=np.int32)
         self._act_ptr = self._act.ctypes.data
+        self._act_bytes = self._act.nbytes
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pending: Optional[Future] = None
+        # Held by every call for its whole length: the arena blocks, the
+        # actions buffer, the error buffer and `last` are one thread's at a time.
+        self._lock = threading.Lock()
 
     # -- answers -------------------------------------------------------------
     def _slot(self) -> int:
@@ -287,20 +342,30 @@ class LocalBatchEnv(BatchEnv):
         if self._pending is not None:
             raise DgenvError("a step_async is in flight: call step_wait first")
 
+    # _reset and _step run with the lock held.
     def _reset(self, seed: Optional[int]) -> Batch:
+        s = 0 if seed is None else _seed(seed)
         i = self._slot()
         _capi.check(
-            self._lib.dg_vec_reset(self._h, 0 if seed is None else _seed(seed), seed is not None,
-                                   self._base + i * self._abytes, self._err, _capi.ERRCAP),
+            self._lib.dg_vec_reset(self._h, s, seed is not None, self._base + i * self._abytes, self._abytes,
+                                   self._err, _capi.ERRCAP),
             self._err,
         )
         return self._batch(i)
 
     def _step(self) -> Batch:
         i = self._slot()
-        if self._lib.dg_vec_step(self._h, self._act_ptr, self._base + i * self._abytes, self._err, _capi.ERRCAP) < 0:
+        if self._lib.dg_vec_step(self._h, self._act_ptr, self._act_bytes, self._base + i * self._abytes, self._abytes,
+                                 self._err, _capi.ERRCAP) < 0:
             _capi.raise_error(self._err)
         return self._batch(i)
+
+    def _locked(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` with the lock held (a step_async's helper thread)."""
+        with self._lock:
+            if self._closed:
+                raise DgenvError("env is closed")
+            return fn(*args)
 
     def _load_actions(self, actions: Any) -> None:
         n = self.spec.num_envs
@@ -326,8 +391,9 @@ class LocalBatchEnv(BatchEnv):
     # -- BatchEnv's protocol -------------------------------------------------
     def reset(self, seed: Optional[int] = None) -> Batch:
         """Start a new game in every env (see :meth:`dgenv.BatchEnv.reset`)."""
-        self._check_open()
-        return self._reset(seed)
+        with self._lock:
+            self._check_open()
+            return self._reset(seed)
 
     def step(self, actions: Any) -> Batch:
         """Play ``actions[i]`` in env i (see :meth:`dgenv.BatchEnv.step`).
@@ -337,32 +403,42 @@ class LocalBatchEnv(BatchEnv):
                 ``.legal``); nothing changed.
             ValueError: ``actions`` does not have shape ``[N]``, or is not of an integer dtype.
         """
-        self._check_open()
-        self._load_actions(actions)
-        return self._step()
+        with self._lock:
+            self._check_open()
+            self._load_actions(actions)
+            return self._step()
 
     def _submit(self, fn: Any, *args: Any) -> None:
+        # Called with the lock held: the helper thread takes it once the
+        # caller lets it go, and _pending refuses every other call meanwhile.
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dgenv-inproc")
-        self._pending = self._pool.submit(fn, *args)
+        self._pending = self._pool.submit(self._locked, fn, *args)
 
     def step_async(self, actions: Any) -> None:
         """Start a step on a helper thread and return at once; :meth:`step_wait` returns its Batch."""
-        self._check_open()
-        self._load_actions(actions)
-        self._submit(self._step)
+        with self._lock:
+            self._check_open()
+            self._load_actions(actions)
+            self._submit(self._step)
 
     def reset_async(self, seed: Optional[int] = None) -> None:
         """Start a reset on a helper thread; :meth:`step_wait` returns its Batch."""
-        self._check_open()
-        self._submit(self._reset, seed)
+        with self._lock:
+            self._check_open()
+            self._submit(self._reset, seed)
 
     def step_wait(self) -> Batch:
         """The Batch of the last :meth:`step_async` or :meth:`reset_async` (raises its error, if any)."""
-        if self._pending is None:
+        f = self._pending
+        if f is None:
             raise DgenvError("no step_async or reset_async in flight")
-        f, self._pending = self._pending, None
-        return f.result()
+        try:
+            return f.result()
+        finally:
+            with self._lock:
+                if self._pending is f:
+                    self._pending = None
 
     def random_actions(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """A uniformly random legal action for every env's current state, drawn by the engine.
@@ -373,36 +449,40 @@ class LocalBatchEnv(BatchEnv):
         seeds give the same actions. ``out``, when given, must be a C-contiguous
         int32 array of shape ``[N]``; it is filled and returned (no allocation).
         """
-        self._check_open()
         if out is None:
             out = np.empty(self.spec.num_envs, dtype=np.int32)
         elif (type(out) is not np.ndarray or out.dtype != np.int32 or out.shape != (self.spec.num_envs,)
               or not out.flags.c_contiguous or not out.flags.writeable):
             raise ValueError(f"out: want a writeable C-contiguous int32 array of shape ({self.spec.num_envs},)")
-        if self._lib.dg_vec_random_actions(self._h, out.ctypes.data, self._err, _capi.ERRCAP) < 0:
-            _capi.raise_error(self._err)
+        with self._lock:
+            self._check_open()
+            if self._lib.dg_vec_random_actions(self._h, out.ctypes.data, out.nbytes, self._err, _capi.ERRCAP) < 0:
+                _capi.raise_error(self._err)
         return out
 
     def record(self, k: int) -> dict[str, Any]:
         """Game records of env ``k``: ``{"finished": record or None, "current": record}`` (as over HTTP)."""
-        self._check_open()
-        return _capi.call_json(self._lib.dg_vec_record, self._h, record_index(k, self.spec.num_envs), errbuf=self._err)
+        with self._lock:
+            self._check_open()
+            return _capi.call_json(self._lib.dg_vec_record, self._h, record_index(k, self.spec.num_envs), errbuf=self._err)
 
     def close(self) -> None:
-        """Free the engine's batch. Idempotent."""
-        if self._closed:
-            return
-        if self._pending is not None:
+        """Free the engine's batch (waiting for a call in flight on it). Idempotent; any thread may call it."""
+        f = self._pending
+        if f is not None:
             try:
-                self._pending.result()
+                f.result()
             except Exception:
                 pass
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             self._pending = None
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        self._closed = True
-        self._lib.dg_free(self._h)
+            pool, self._pool = self._pool, None
+            self._lib.dg_free(self._h)
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def __del__(self) -> None:
         try:
@@ -420,9 +500,14 @@ def _seed(seed: Any) -> int:
     return v
 
 
-def local(policies: Union[str, Path, None] = None) -> LocalClient:
-    """A client running the engine in this process (see :class:`LocalClient`)."""
-    return LocalClient(policies=policies)
+def local(policies: Union[str, Path, None] = None, *, memory_budget: Optional[int] = None) -> LocalClient:
+    """A client running the engine in this process (see :class:`LocalClient`).
+
+    ``memory_budget``: bytes the live in-process envs may come to hold at
+    worst (None: 2 GiB, the server's default); :meth:`LocalClient.make`
+    refuses an env past it.
+    """
+    return LocalClient(policies=policies, memory_budget=memory_budget)
 
 
 def make(*, transport: str = "inproc", client: Any = None, **kwargs: Any) -> BatchEnv:

@@ -288,6 +288,7 @@ if _pyspiel is not None:
     _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
     _STATUS_LEN = 3 + 90
     _SERIAL_HEADER = "david-goliath-spiel v1\n"  # the engine's state text begins so (cmd/libdgenv/spiel.go)
+    _STATUS_BYTES = 4 * _STATUS_LEN  # every buffer goes with its length in bytes
     # _OUTCOMES[n][card]: the chance outcome (card, 1/n) of a deal with n cards left.
     _OUTCOMES = [()] + [tuple((c, 1.0 / n) for c in range(90)) for n in range(1, 91)]
     _tls = _threading.local()
@@ -324,7 +325,8 @@ if _pyspiel is not None:
             self.lib, self.h, self.params = lib, h, params
             self.pending: list[int] = []
             st = _scratch()
-            self.lib.dg_state_status(self.h, st["status"])
+            if self.lib.dg_state_status(self.h, st["status"], _STATUS_BYTES) < 0:
+                raise ValueError(f"libdgenv: state handle {self.h} unknown")
             self._take(st["status"])
 
         def _take(self, buf: Any) -> None:
@@ -343,7 +345,7 @@ if _pyspiel is not None:
                 return
             st = getattr(_tls, "s", None) or _scratch()
             buf = st["status"]
-            if self.lib.dg_state_apply(self.h, action, buf, st["err"], _capi.ERRCAP) < 0:
+            if self.lib.dg_state_apply(self.h, action, buf, _STATUS_BYTES, st["err"], _capi.ERRCAP) < 0:
                 _capi.raise_error(st["err"])
             self._take(buf)
 
@@ -369,7 +371,7 @@ if _pyspiel is not None:
                 arr = (_ctypes.c_int32 * n)(*self.pending)
                 self.pending = []
                 buf = st["status"]
-                if self.lib.dg_state_apply_many(self.h, arr, n, buf, st["err"], _capi.ERRCAP) < 0:
+                if self.lib.dg_state_apply_many(self.h, arr, 4 * n, buf, _STATUS_BYTES, st["err"], _capi.ERRCAP) < 0:
                     _capi.raise_error(st["err"])
                 self._take(buf)
             return self.h
@@ -453,7 +455,7 @@ if _pyspiel is not None:
                 raise ValueError(f"first_dealer = {first}: must be 0..{players - 1}")
             self._lib = _capi.lib()
             sizes = (_ctypes.c_int64 * 4)()
-            if self._lib.dg_state_sizes(players, deals, sizes) < 0:
+            if self._lib.dg_state_sizes(players, deals, sizes, _ctypes.sizeof(sizes)) < 0:
                 raise ValueError(f"players = {players}, deals = {deals}: not a valid game")
             self._params = (players, deals, first)
             self._sizes = (int(sizes[0]), int(sizes[1]))
@@ -528,10 +530,11 @@ if _pyspiel is not None:
             self.tensor = np.zeros(self.size, np.float32)
             self.dict = {"info_state" if kind else "observation": self.tensor}
             self._ptr = self.tensor.ctypes.data
+            self._nbytes = self.tensor.nbytes
             self._lib = game._lib
 
         def set_from(self, state: "DavidGoliathState", player: int) -> None:
-            if self._lib.dg_state_tensor(state._s.sync(), player, self.kind, self._ptr, self.size) < 0:
+            if self._lib.dg_state_tensor(state._s.sync(), player, self.kind, self._ptr, self._nbytes) < 0:
                 raise ValueError(f"player {player}: not a seat of this game")
 
         def string_from(self, state: "DavidGoliathState", player: int) -> str:
@@ -585,7 +588,7 @@ if _pyspiel is not None:
             if buf is None:
                 size = self.get_game()._sizes[kind]
                 buf = _scratch()["tensor"][kind] = np.empty(size, np.float32)
-            n = s.lib.dg_state_tensor(s.sync(), p, kind, buf.ctypes.data, buf.size)
+            n = s.lib.dg_state_tensor(s.sync(), p, kind, buf.ctypes.data, buf.nbytes)
             if n < 0:
                 if buf.size < self.get_game()._sizes[kind]:  # another game's size: grow
                     _scratch()["tensor"][kind] = None
@@ -649,7 +652,9 @@ if _pyspiel is not None:
 
         def _values(self, which: int) -> list[float]:
             buf = _scratch()["f64"]
-            n = self._s.lib.dg_state_returns(self._s.sync(), which, buf)
+            n = self._s.lib.dg_state_returns(self._s.sync(), which, buf, _ctypes.sizeof(buf))
+            if n < 0:
+                raise ValueError("libdgenv: bad state handle")
             return buf[:n]
 
         def __str__(self) -> str:
@@ -688,7 +693,8 @@ if _pyspiel is not None:
         lib, h = handle.lib, handle.sync()
         n = lib.dg_state_history(h, None, 0)
         pairs = (_ctypes.c_int32 * (2 * max(n, 1)))()
-        lib.dg_state_history(h, pairs, n)
+        if lib.dg_state_history(h, pairs, _ctypes.sizeof(pairs)) != n:
+            raise ValueError("libdgenv: the state's history changed while it was read")
         token = _adoption(handle)
         hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
         attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": game._terminal_rewards})).decode()
@@ -738,7 +744,7 @@ if _pyspiel is not None:
             s = state._s
             out = np.empty(s.params[0], np.float64)
             seed = int(self._rs.randint(0, 2**62))
-            if s.lib.dg_state_rollout(s.sync(), self.n_rollouts, seed, out.ctypes.data) < 0:
+            if s.lib.dg_state_rollout(s.sync(), self.n_rollouts, seed, out.ctypes.data, out.nbytes) < 0:
                 raise ValueError("rollout: bad state")
             return out
 
