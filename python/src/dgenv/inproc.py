@@ -319,10 +319,11 @@ class LocalBatchEnv(BatchEnv):
                 a = a.astype(np.int64)
             else:
                 raise ValueError(f"actions dtype {dt}: want integers")
-        # Wider integers: anything outside the action ids is refused here, with
-        # the engine's error, rather than wrapped into int32.
+        # Wider integers: anything outside the action ids and -1 ("skip", as
+        # over HTTP and in int32) is refused here, with the engine's error,
+        # rather than wrapped into int32.
         top = self.spec.num_actions - 1
-        bad = [int(i) for i in range(n) if not 0 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < 0) | (a > top)).tolist()
+        bad = [int(i) for i in range(n) if not -1 <= a[i] <= top] if n <= 8 else np.flatnonzero((a < -1) | (a > top)).tolist()
         if bad:
             i = bad[0]
             legal = np.flatnonzero(self.last.mask[i]).tolist() if self.last is not None else []
