@@ -14,7 +14,9 @@ game and its 95% interval (dgenv.stats, the figures dgeval computes)::
 
     python python/examples/cleanrl_ppo_masked.py --total-steps 600000   # about 5 minutes on 2 cores
 
-The last line is JSON: ``{"before": {...}, "after": {...}, "steps": ..., "seconds": ...}``.
+``--eval-every K`` also evaluates every K updates (the curve). The last line
+is JSON: ``{"before": {...}, "curve": [...], "after": {...}, "steps": ...,
+"seconds": ...}`` (seconds of training, evaluations not counted).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--max-grad-norm", type=float, default=0.5)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--eval-games", type=int, default=2000, help="games of the greedy policy before and after (0: none)")
+    p.add_argument("--eval-every", type=int, default=0, help="also evaluate every this many updates (0: only before and after)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--client", default="inproc", help="'inproc' (the engine in this process) or a server URL")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for small MLPs on small CPUs)")
@@ -137,6 +140,8 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     batch = n * steps
     mb = batch // args.minibatches
     t0 = time.perf_counter()
+    t_eval = 0.0  # seconds spent evaluating, not counted as training
+    curve: list[dict[str, Any]] = []
     finished: list[float] = []
     for update in range(1, updates + 1):
         for t in range(steps):
@@ -181,14 +186,21 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
                 opt.step()
         if update % 10 == 0 or update == updates:
             recent = finished[-200:]
-            print(json.dumps({"update": update, "steps": update * batch, "seconds": round(time.perf_counter() - t0, 1),
+            print(json.dumps({"update": update, "steps": update * batch, "seconds": round(time.perf_counter() - t0 - t_eval, 1),
                               "train_points": round(float(np.mean(recent)), 3) if recent else None}), flush=True)
-    seconds = time.perf_counter() - t0
+        if args.eval_games and args.eval_every and update % args.eval_every == 0 and update != updates:
+            te = time.perf_counter()
+            trained = te - t0 - t_eval
+            ev = evaluate(agent, client, args.eval_games, args.players, args.opponent, eval_seed)
+            t_eval += time.perf_counter() - te
+            curve.append({"steps": update * batch, "seconds": round(trained, 1), **ev})
+            print(f"{update * batch} steps: {ev['points']['mean']:.3f} ± {ev['points']['ci95']:.3f} points/game", flush=True)
+    seconds = time.perf_counter() - t0 - t_eval
     envs.close()
     after = evaluate(agent, client, args.eval_games, args.players, args.opponent, eval_seed) if args.eval_games else None
     if after:
         print(f"after: {after['points']['mean']:.3f} ± {after['points']['ci95']:.3f} points/game", flush=True)
-    out = {"before": before, "after": after, "steps": updates * batch, "seconds": round(seconds, 1)}
+    out = {"before": before, "curve": curve, "after": after, "steps": updates * batch, "seconds": round(seconds, 1)}
     print(json.dumps(out), flush=True)
     return out
 

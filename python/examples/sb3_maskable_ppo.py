@@ -8,7 +8,9 @@ policy and prints the learner's mean points per game with its 95% interval::
 
     python python/examples/sb3_maskable_ppo.py --total-steps 150000   # about 5 minutes on 2 cores
 
-The last line is JSON: ``{"before": {...}, "after": {...}, "steps": ..., "seconds": ...}``.
+``--eval-every K`` also evaluates every K rollouts (the curve). The last line
+is JSON: ``{"before": {...}, "curve": [...], "after": {...}, "steps": ...,
+"seconds": ...}`` (seconds of training, evaluations not counted).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
 
 import dgenv
 from dgenv.sb3 import VecEnv
@@ -40,6 +43,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--eval-games", type=int, default=2000)
+    p.add_argument("--eval-every", type=int, default=0, help="also evaluate every this many rollouts (0: only before and after)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--client", default="inproc", help="'inproc' (the engine in this process) or a server URL")
     return p.parse_args(argv)
@@ -63,6 +67,31 @@ def evaluate(model: MaskablePPO, client: Any, games: int, players: int, seed: in
     return {"games": games, "points": estimate95(scores[:, 0]), "opponents_points": estimate95(scores[:, 1:].mean(axis=1))}
 
 
+class Curve(BaseCallback):
+    """Evaluates every ``every`` rollouts; the time spent evaluating is kept apart."""
+
+    def __init__(self, every: int, run: Any) -> None:
+        super().__init__()
+        self.every, self.run = every, run
+        self.rollouts = 0
+        self.points: list[dict[str, Any]] = []
+        self.t0 = time.perf_counter()
+        self.t_eval = 0.0
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.rollouts += 1
+        if self.every and self.rollouts % self.every == 0:
+            te = time.perf_counter()
+            trained = te - self.t0 - self.t_eval
+            ev = self.run()
+            self.t_eval += time.perf_counter() - te
+            self.points.append({"steps": int(self.num_timesteps), "seconds": round(trained, 1), **ev})
+            print(f"{self.num_timesteps} steps: {ev['points']['mean']:.3f} ± {ev['points']['ci95']:.3f} points/game", flush=True)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     args = parse_args(argv)
     torch.set_num_threads(1)
@@ -76,14 +105,15 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     before = evaluate(model, client, args.eval_games, args.players, eval_seed) if args.eval_games else None
     if before:
         print(f"before: {before['points']['mean']:.3f} ± {before['points']['ci95']:.3f} points/game", flush=True)
-    t0 = time.perf_counter()
-    model.learn(args.total_steps)
-    seconds = time.perf_counter() - t0
+    curve = Curve(args.eval_every if args.eval_games else 0, lambda: evaluate(model, client, args.eval_games, args.players, eval_seed))
+    model.learn(args.total_steps, callback=curve)
+    seconds = time.perf_counter() - curve.t0 - curve.t_eval
     venv.close()
     after = evaluate(model, client, args.eval_games, args.players, eval_seed) if args.eval_games else None
     if after:
         print(f"after: {after['points']['mean']:.3f} ± {after['points']['ci95']:.3f} points/game", flush=True)
-    out = {"before": before, "after": after, "steps": int(model.num_timesteps), "seconds": round(seconds, 1)}
+    out = {"before": before, "curve": curve.points, "after": after, "steps": int(model.num_timesteps),
+           "seconds": round(seconds, 1)}
     print(json.dumps(out), flush=True)
     return out
 

@@ -34,15 +34,17 @@ def _points(d: dict) -> float:
 
 def test_cleanrl_masked_ppo_trains_and_evaluates_before_and_after() -> None:
     out = _run("cleanrl_ppo_masked.py", "--total-steps", "2048", "--num-envs", "16", "--num-steps", "32",
-               "--eval-games", "20")
+               "--eval-games", "20", "--eval-every", "2")  # 4 updates: one evaluation on the way
     assert out["steps"] == 2048 and out["before"]["games"] == 20
+    assert [c["steps"] for c in out["curve"]] == [1024] and _points(out["curve"][0]) > 0
     assert _points(out["before"]) > 0 and _points(out["after"]) > 0
 
 
 def test_sb3_maskable_ppo_trains_and_evaluates_before_and_after() -> None:
     out = _run("sb3_maskable_ppo.py", "--total-steps", "2048", "--num-envs", "16", "--n-steps", "64",
-               "--batch-size", "256", "--epochs", "1", "--eval-games", "20")
+               "--batch-size", "256", "--epochs", "1", "--eval-games", "20", "--eval-every", "1")
     assert out["steps"] >= 2048
+    assert [c["steps"] for c in out["curve"]] == [1024, 2048] and all(_points(c) > 0 for c in out["curve"])
     assert _points(out["before"]) > 0 and _points(out["after"]) > 0
 
 

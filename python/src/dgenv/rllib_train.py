@@ -82,8 +82,9 @@ def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     try:
         # Where the env runners live (on a cluster: how many nodes they spread over).
-        nodes = algo.env_runner_group.foreach_env_runner(
-            lambda _: ray.get_runtime_context().get_node_id(), local_env_runner=False)
+        group = algo.env_runner_group
+        assert group is not None  # PPO has env runners
+        nodes = group.foreach_env_runner(lambda _: ray.get_runtime_context().get_node_id(), local_env_runner=False)
         for it in range(1, args.iterations + 1):
             t0 = time.perf_counter()
             r = algo.train()
