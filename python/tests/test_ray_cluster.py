@@ -55,7 +55,8 @@ class _Node:
         self.up = False  # it said "Ray runtime started"
         self.started = threading.Event()  # it said so, or its output ended
         self.proc = subprocess.Popen(
-            ["ray", "start", "--block", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            # `ray start`, by this interpreter's Ray (the `ray` command may not be on PATH)
+            [sys.executable, "-m", "ray.scripts.scripts", "start", "--block", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, start_new_session=True,
         )
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
