@@ -9,8 +9,9 @@ started without ``RAY_AUTH_MODE=token`` and the token is refused
 (``InvalidAuthToken``). Here the token is given by ``RAY_AUTH_TOKEN`` on every
 node and to the driver, never read from or written to ``~/.ray``.
 
-Every Ray process this test starts is in the process group of its own
-``ray start --block`` and is killed with it at the end, whatever happens:
+Every Ray process this test starts is stopped at the end, whatever happens:
+the process group of its ``ray start --block``, then by pid any descendant
+(Ray's workers have process groups of their own) that outlives it.
 ``ray stop`` would stop every Ray on the machine, other users' too.
 """
 
@@ -76,22 +77,64 @@ class _Node:
         if not self.started.wait(timeout) or not self.up:
             raise AssertionError(f"ray start did not start (exit {self.proc.poll()}):\n" + "".join(self.lines[-30:]))
 
-    def stop(self) -> None:
-        """SIGTERM to the whole group (ray start shuts its node down), then SIGKILL to what is left."""
+    def stop(self) -> set[int]:
+        """SIGTERM to the whole group (ray start shuts its node down), then SIGKILL to what is left.
+
+        Ray's workers run in process groups of their own: they are found as
+        descendants of ``ray start`` before anything is stopped, and killed by
+        pid when they outlive the node. Returns those pids."""
+        pids = _descendants(self.proc.pid)
         for sig, grace in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
             try:
                 os.killpg(self.proc.pid, sig)
             except ProcessLookupError:
-                return
+                pass
+            if sig == signal.SIGKILL:
+                for pid in pids:
+                    if _alive(pid):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
-                try:
-                    os.killpg(self.proc.pid, 0)
-                except ProcessLookupError:
-                    self.proc.wait()
-                    return
                 self.proc.poll()  # reap ray start itself
+                if self.proc.returncode is not None and not any(_alive(p) for p in pids):
+                    return pids
                 time.sleep(0.2)
+        return pids
+
+
+def _stat(pid: int) -> Optional[tuple[int, str]]:
+    """(parent pid, state) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+    return int(fields[1]), fields[0]
+
+
+def _alive(pid: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[1] != "Z"  # a zombie has exited (init reaps it)
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            st = _stat(int(d.name))
+            if st is not None:
+                children.setdefault(st[0], []).append(int(d.name))
+    out: set[int] = set()
+    todo = [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
 
 
 def _leftovers(tag: str) -> list[str]:
@@ -148,8 +191,7 @@ def test_ppo_iteration_on_a_two_node_cluster_with_token_auth() -> None:
         assert len(lines) == 1 and lines[0]["env_steps"] >= 128, r.stdout
         assert lines[0]["env_runner_nodes"] == 2, r.stdout
     finally:
-        for n in reversed(nodes):
-            n.stop()
-    left = _leftovers(tag)
+        started = set().union(*(n.stop() for n in reversed(nodes)))
+    left = _leftovers(tag) + [f"{p} (a descendant of ray start)" for p in started if _alive(p)]
     assert not left, "Ray processes left running:\n" + "\n".join(left)
     shutil.rmtree(tmp_path, ignore_errors=True)
