@@ -16,8 +16,10 @@ PPO tutorial's (collector, GAE, ClipPPOLoss)::
 
     python python/examples/torchrl_ppo_vector.py --frames 200000
 
-Each iteration prints a JSON line; the last one has the learner's mean points
-per finished game of the last iteration.
+Each iteration prints a JSON line with the learner's mean points per game
+finished in it; before and after training the greedy policy plays
+``--eval-games`` games (the same deals both times), and the last line is
+JSON with ``"before"`` and ``"after"`` (points per game with 95% intervals).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import json
 import time
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -40,6 +43,7 @@ from torchrl.objectives.value import GAE
 
 import dgenv
 from dgenv.gymnasium import VectorEnv
+from dgenv.stats import estimate95
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -55,8 +59,28 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--eval-games", type=int, default=2000, help="games of the greedy policy before and after (0: none)")
     p.add_argument("--client", default="inproc", help="'inproc' (the engine in this process) or a server URL")
     return p.parse_args(argv)
+
+
+def evaluate(logits_net: nn.Module, client: Any, games: int, players: int, seed: int) -> dict[str, Any]:
+    """The greedy masked policy's points per game over ``games`` games against the heuristic bots."""
+    env = client.make(players=players, num_envs=games, seed=seed, learner_seats=[0], opponent="heuristic", reward="points")
+    try:
+        b = env.reset(seed=seed)
+        got = np.zeros(games, bool)
+        scores = np.zeros((games, players), np.int64)
+        while not got.all():
+            with torch.no_grad():
+                logits = logits_net(torch.as_tensor(b.obs)).masked_fill(~torch.as_tensor(b.mask), float("-inf"))
+            b = env.step(logits.argmax(dim=1).numpy())
+            new = b.done & ~got
+            scores[new] = b.scores[new]
+            got |= b.done
+    finally:
+        env.close()
+    return {"games": games, "points": estimate95(scores[:, 0]), "opponents_points": estimate95(scores[:, 1:].mean(axis=1))}
 
 
 def make_env(args: argparse.Namespace, client: Any) -> TransformedEnv:
@@ -83,8 +107,8 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     obs_size = env.observation_spec["observation"].shape[-1]
     na = env.action_spec.space.n
 
-    actor_net = TensorDictModule(MLP(in_features=obs_size, out_features=na, num_cells=[args.hidden, args.hidden],
-                                     activation_class=nn.Tanh), in_keys=["observation"], out_keys=["logits"])
+    logits_net = MLP(in_features=obs_size, out_features=na, num_cells=[args.hidden, args.hidden], activation_class=nn.Tanh)
+    actor_net = TensorDictModule(logits_net, in_keys=["observation"], out_keys=["logits"])
     actor = ProbabilisticActor(actor_net, in_keys={"logits": "logits", "mask": "action_mask"}, out_keys=["action"],
                                distribution_class=MaskedCategorical, spec=env.action_spec, return_log_prob=True)
     critic = ValueOperator(MLP(in_features=obs_size, out_features=1, num_cells=[args.hidden, args.hidden],
@@ -94,6 +118,10 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     opt = torch.optim.Adam(loss.parameters(), lr=args.lr)
     collector = Collector(env, actor, frames_per_batch=args.frames_per_batch, total_frames=args.frames)
 
+    eval_seed = args.seed + 10_000
+    before = evaluate(logits_net, client, args.eval_games, args.players, eval_seed) if args.eval_games else None
+    if before:
+        print(f"before: {before['points']['mean']:.3f} ± {before['points']['ci95']:.3f} points/game", flush=True)
     t0 = time.perf_counter()
     line: dict[str, Any] = {}
     frames = 0
@@ -118,9 +146,15 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
         line = {"iteration": i + 1, "frames": frames, "seconds": round(time.perf_counter() - t0, 1),
                 "games": int(done.sum()), "points": round(float(finished.mean()), 2) if finished.numel() else None}
         print(json.dumps(line), flush=True)
+    seconds = time.perf_counter() - t0
     collector.shutdown()
     env.close()
-    return line
+    after = evaluate(logits_net, client, args.eval_games, args.players, eval_seed) if args.eval_games else None
+    if after:
+        print(f"after: {after['points']['mean']:.3f} ± {after['points']['ci95']:.3f} points/game", flush=True)
+    out = {**line, "before": before, "after": after, "seconds": round(seconds, 1)}
+    print(json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -51,10 +51,11 @@ def test_sb3_maskable_ppo_trains_and_evaluates_before_and_after() -> None:
 def test_torchrl_ppo_over_the_vector_env_reports_finished_games_points() -> None:
     # 16 envs x 64 steps: every env finishes a game (about 23 learner moves a game at 4 players).
     out = _run("torchrl_ppo_vector.py", "--frames", "1024", "--num-envs", "16", "--frames-per-batch", "1024",
-               "--minibatch", "256", "--epochs", "1")
+               "--minibatch", "256", "--epochs", "1", "--eval-games", "20")
     assert out["frames"] == 1024 and out["games"] >= 16
     # The done rows' scores come from the VectorEnv's info["final_info"] (TorchRL reads the finished game there).
     assert out["points"] is not None and out["points"] > 0, out
+    assert _points(out["before"]) > 0 and _points(out["after"]) > 0
 
 
 def test_torchrl_over_the_aec_env_plays_only_legal_cards() -> None:
