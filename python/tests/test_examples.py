@@ -49,7 +49,7 @@ def test_sb3_maskable_ppo_trains_and_evaluates_before_and_after() -> None:
 
 
 def test_torchrl_ppo_over_the_vector_env_reports_finished_games_points() -> None:
-    # 16 envs x 64 steps: every env finishes a game (about 23 learner moves a game at 4 players).
+    # 16 envs x 64 steps: every env finishes a game (a game is 60 learner moves at 4 players).
     out = _run("torchrl_ppo_vector.py", "--frames", "1024", "--num-envs", "16", "--frames-per-batch", "1024",
                "--minibatch", "256", "--epochs", "1", "--eval-games", "20")
     assert out["frames"] == 1024 and out["games"] >= 16
