@@ -1,4 +1,4 @@
-"""Build hooks: the wheel carries the Go server, compiled by ``go build``.
+"""Build hooks: the wheel carries the Go server and match runner, compiled by ``go build``.
 
 ``pip wheel ./python`` (or ``python -m build --wheel python``), run in a checkout
 of the repository with Go installed, compiles each entry of ``GO_BUILDS`` into
@@ -27,10 +27,13 @@ from setuptools.command.build_py import build_py
 MODULE = "github.com/davidgoliath/dgenv"
 
 # What the wheel carries: (Go package, output path inside the dgenv package,
-# -buildmode or None). The shared library is the engine for in-process use
-# (dgenv.local(); dgenv/_capi.py looks for it next to itself), built with CGO_ENABLED=1.
+# -buildmode or None). dgeval plays and scores matches for `python -m
+# dgenv.evaluate` (dgenv.server.find_binary finds both in _bin first). The
+# shared library is the engine for in-process use (dgenv.local(); dgenv/_capi.py
+# looks for it next to itself), built with CGO_ENABLED=1.
 GO_BUILDS: list[tuple[str, str, Optional[str]]] = [
     ("./cmd/dgserver", "_bin/dgserver", None),
+    ("./cmd/dgeval", "_bin/dgeval", None),
     ("./cmd/libdgenv", "libdgenv.dylib" if sys.platform == "darwin" else "libdgenv.so", "c-shared"),
 ]
 

@@ -140,6 +140,31 @@ def test_illegal_action_and_bad_parameters_raise_the_servers_errors(local) -> No
         local.make(seed=-1)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_minus_one_skips_an_env_in_any_integer_dtype(local, dtype) -> None:
+    # -1 is "skip" (docs/api.md) over HTTP and in int32; int64 actions (numpy's
+    # default, and the Gymnasium VectorEnv's, whose next_step auto-reset skips
+    # the env that ended) must skip too, not raise.
+    env = local.make(players=4, num_envs=2, seed=1)
+    b = env.reset()
+    good = int(np.flatnonzero(b.mask[0])[0])
+    b2 = env.step(np.array([good, -1], dtype=dtype))
+    assert (b2.obs[1] == b.obs[1]).all() and (b2.mask[1] == b.mask[1]).all() and b2.player[1] == b.player[1]
+    assert not (b2.obs[0] == b.obs[0]).all()
+    env.close()
+
+
+def test_vector_env_in_process_plays_past_the_end_of_games(local) -> None:
+    from dgenv.gymnasium import VectorEnv
+
+    v = VectorEnv(4, local, players=3, deals=1, seed=1)  # next_step: the env that ended is skipped a step
+    _, info = v.reset()
+    for _ in range(60):
+        _, _, _, _, info = v.step(v.action_space.sample(mask=info["action_mask"]))
+    assert info["games"].min() >= 1
+    v.close()
+
+
 def test_step_async_overlaps_and_returns_the_same_batches(local) -> None:
     a, b = local.make(players=4, num_envs=64, seed=4), local.make(players=4, num_envs=64, seed=4)
     rng = np.random.default_rng(1)

@@ -1,5 +1,5 @@
-"""The wheel carries the server: built here, installed in a fresh venv, used
-from outside the repository with no Go on PATH."""
+"""The wheel carries the server and dgeval: built here, installed in a fresh
+venv, used (served, played, evaluated) from outside the repository with no Go on PATH."""
 
 from __future__ import annotations
 
@@ -51,6 +51,18 @@ PLAY = textwrap.dedent(
     # The console command runs the packaged binary.
     out = subprocess.run(["dgserver", "--help"], capture_output=True, text=True)
     assert "usage: dgserver" in out.stdout + out.stderr, out
+    # Matches of bots only, and of a trained policy against bots, are played and
+    # scored by the wheel's dgeval (Go's statistics).
+    import json
+    policy = sys.argv[2]
+    for agents in ("heuristic,random,random,random", f"policy:{policy},heuristic,heuristic,heuristic"):
+        out = subprocess.run([sys.executable, "-m", "dgenv.evaluate", "--agents", agents, "--games", "16",
+                              "--quiet", "--out", "ev"], capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        res = json.load(open("ev/results.json"))
+        assert res["backend"] == "dgeval" and res["command"][0].startswith(venv), res["command"]
+        assert res["games"] == 16 and [a["seats"] for a in res["agents"]] == [1, 3], res["agents"]
+        print("evaluated", agents, [round(a["score"]["mean"], 2) for a in res["agents"]])
     print("ok")
     """
 )
@@ -69,8 +81,9 @@ def test_wheel_carries_the_server_and_plays_without_go_or_repo(tmp_path: Path) -
     (wheel,) = dist.glob("dgenv-*.whl")
     assert "-py3-none-" in wheel.name and not wheel.name.endswith("-any.whl"), wheel.name  # a platform wheel
     with zipfile.ZipFile(wheel) as z:
-        info = z.getinfo("dgenv/_bin/dgserver")
-        assert info.file_size > 1_000_000 and (info.external_attr >> 16) & 0o111  # an executable binary
+        for exe in ("dgserver", "dgeval"):  # the server, and the match runner of python -m dgenv.evaluate
+            info = z.getinfo(f"dgenv/_bin/{exe}")
+            assert info.file_size > 1_000_000 and (info.external_attr >> 16) & 0o111  # an executable binary
         assert any(n.endswith("entry_points.txt") and b"dgserver = dgenv.server:main" in z.read(n) for n in z.namelist())
         lib = z.getinfo("dgenv/libdgenv.so")  # the engine for dgenv.local()
         assert lib.file_size > 1_000_000
@@ -107,7 +120,7 @@ def test_wheel_carries_the_server_and_plays_without_go_or_repo(tmp_path: Path) -
     script = outside / "play.py"
     script.write_text(PLAY)
     r = subprocess.run(
-        [str(vpy), str(script), str(venv.resolve())],
+        [str(vpy), str(script), str(venv.resolve()), str(PYTHON_DIR.parent / "policies" / "beat-heuristic.onnx")],
         cwd=outside,
         env=env,
         capture_output=True,

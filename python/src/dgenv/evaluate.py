@@ -13,7 +13,9 @@ Agents: ``random``, ``heuristic``, ``search``, and trained policies as
 
 Backends:
 
-* ``dgeval`` (default when ``bin/dgeval`` supports ``-policies``): the Go
+* ``dgeval`` (default when a dgeval that supports ``-policies`` is found:
+  the wheel's ``dgenv/_bin/dgeval``, ``$DGENV_DGEVAL``, PATH, or the
+  repository's ``bin/dgeval``): the Go
   command plays everything in process, on every core: fastest, and the only
   one for mixed tables and the search bot at scale.
 * ``python``: server sessions; the policy seats are played in Python with
@@ -193,7 +195,8 @@ def _run_python(
     pol_seats = [i for i, a in enumerate(agents) if a.startswith("policy:")]
     bots = {a for a in agents if not a.startswith("policy:")}
     if not pol_seats:
-        raise ValueError("the python backend needs at least one policy agent (use dgeval for bots only)")
+        raise ValueError("the python backend needs at least one policy agent: bots only are played by dgeval, and none "
+                         "was found (the dgenv wheel carries one; in a checkout run `make build`, or set $DGENV_DGEVAL)")
     if len(bots) > 1:
         raise ValueError(f"the python backend plays one bot kind in the non-policy seats; have {sorted(bots)}: use dgeval")
     bot = next(iter(bots)) if bots else None

@@ -18,7 +18,9 @@ Vector env and auto-reset
     - ``"same_step"``: when ``terminations[i]`` is True, ``obs[i]`` and the mask
       already belong to env i's next game (the server's own auto-reset);
       ``info["final_obs"]`` holds zeros in the rows where ``info["_final_obs"]``
-      is True. No step is spent on resets: the fastest mode.
+      is True, and ``info["final_info"]`` those games' last infos (``scores``,
+      ``rewards_all``, ``games``, and an all-zero ``action_mask``), rows in
+      ``info["_final_info"]``. No step is spent on resets: the fastest mode.
 
     The finished game's totals are ``info["scores"][i]`` (where
     ``info["_scores"][i]``). Games end by termination; ``truncations[i]`` is
@@ -233,6 +235,8 @@ class VectorEnv(_GymVectorEnv):
         self._mask = np.zeros((n, na), dtype=bool)
         self._final_obs = np.zeros((n, self.env.obs_size), dtype=self.single_observation_space.dtype)
         self._final_obs.setflags(write=False)
+        self._no_mask = np.zeros((n, na), dtype=bool)
+        self._no_mask.setflags(write=False)
         self._all = np.ones(n, dtype=bool)
         self._ended = np.zeros(n, dtype=bool)  # NEXT_STEP: envs whose next step is their reset
 
@@ -255,6 +259,15 @@ class VectorEnv(_GymVectorEnv):
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             info["final_obs"] = self._final_obs
             info["_final_obs"] = done
+            # Gymnasium's same-step convention: the finished games' last infos
+            # (TorchRL's GymWrapper puts them in the done rows of "next").
+            info["final_info"] = {
+                "action_mask": self._no_mask, "_action_mask": done,  # a finished game has no legal action
+                "scores": b.scores, "_scores": done,
+                "rewards_all": b.rewards, "_rewards_all": done,
+                "games": b.episode, "_games": done,
+            }
+            info["_final_info"] = done
         return info
 
     def reset(

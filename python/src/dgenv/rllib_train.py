@@ -5,7 +5,8 @@ own dgserver unless ``--url`` names one they share (on a Ray cluster: a server
 per node, or one reachable from every node). The learner plays against the
 server's bots (``--opponent heuristic``) or every seat shares one policy
 (``--opponent self``, self-play). Each iteration prints one line with the
-env-steps/s; ``--checkpoint DIR`` saves the algorithm at the end.
+env-steps/s and the number of nodes the env runners are on
+(``env_runner_nodes``); ``--checkpoint DIR`` saves the algorithm at the end.
 
 Examples::
 
@@ -84,6 +85,10 @@ def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
     algo = config.build_algo()
     lines: list[dict[str, Any]] = []
     try:
+        # Where the env runners live (on a cluster: how many nodes they spread over).
+        group = algo.env_runner_group
+        assert group is not None  # PPO has env runners
+        nodes = group.foreach_env_runner(lambda _: ray.get_runtime_context().get_node_id(), local_env_runner=False)
         for it in range(1, args.iterations + 1):
             t0 = time.perf_counter()
             r = algo.train()
@@ -96,6 +101,7 @@ def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
                 "seconds": round(dt, 2),
                 "env_steps_per_s": round(steps / dt, 1),
                 "return_mean": er.get("episode_return_mean"),
+                "env_runner_nodes": len(set(nodes)),
             }
             lines.append(line)
             print(json.dumps(line, default=float), flush=True)
