@@ -48,7 +48,7 @@ func (c *rawConn) get(path, token string) (int, error) {
 	if token != "" {
 		auth = "Authorization: Bearer " + token + "\r\n"
 	}
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: dg\r\n%s\r\n", path, auth); err != nil {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n", path, auth); err != nil {
 		return 0, err
 	}
 	resp, err := http.ReadResponse(c.r, nil)
@@ -64,7 +64,7 @@ func (c *rawConn) get(path, token string) (int, error) {
 // none of the body.
 func (c *rawConn) startBody(n int) {
 	c.tb.Helper()
-	_, err := fmt.Fprintf(c, "POST /v1/sessions HTTP/1.1\r\nHost: dg\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", n)
+	_, err := fmt.Fprintf(c, "POST /v1/sessions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", n)
 	require.NoError(c.tb, err)
 }
 
@@ -164,8 +164,11 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 }
 
 // TestAFullServerClosesAnIdleConnectionForANewOne: with http.max_conns = 2
-// and both connections idle, a third is served, and the one idle longest
-// is the one closed.
+// and both connections idle, a third is served, and one of the idle ones
+// (exactly one) is closed for it. Which one (the longest idle) is
+// TestVictimIsTheLowestRankLongestInItsState's: here the server records a
+// connection as idle after the client has read its answer, so two
+// connections made idle back to back may be recorded in either order.
 func TestAFullServerClosesAnIdleConnectionForANewOne(t *testing.T) {
 	srv := newServer(t, func(c *server.Config) { c.HTTP.MaxConns = 2; c.Conns.MaxPerAddr = 2 })
 	url, _ := serve(t, srv)
@@ -180,11 +183,15 @@ func TestAFullServerClosesAnIdleConnectionForANewOne(t *testing.T) {
 	status, err := third.get("/v1/healthz", "")
 	require.NoError(t, err, "the third connection was not served")
 	assert.Equal(t, http.StatusOK, status)
-	_, err = first.get("/v1/healthz", "")
-	assert.Error(t, err, "the oldest idle connection is still open")
-	status, err = second.get("/v1/healthz", "")
-	require.NoError(t, err, "the newer idle connection was closed")
-	assert.Equal(t, http.StatusOK, status)
+	open := 0
+	for _, c := range []*rawConn{first, second} {
+		require.NoError(t, c.SetDeadline(time.Now().Add(20*time.Second)))
+		if status, err := c.get("/v1/healthz", ""); err == nil {
+			assert.Equal(t, http.StatusOK, status)
+			open++
+		}
+	}
+	assert.Equal(t, 1, open, "idle connections still open after the third was served, want 1 of 2")
 }
 
 // TestTrustedIdleConnectionsAreClosedLast: an idle connection that passed
@@ -210,7 +217,7 @@ func inFlight(tb testing.TB, from, url string) (*rawConn, string) {
 	tb.Helper()
 	body := `{"num_envs": 1}`
 	c := dialFrom(tb, from, url)
-	_, err := fmt.Fprintf(c, "POST /v1/sessions HTTP/1.1\r\nHost: dg\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+	_, err := fmt.Fprintf(c, "POST /v1/sessions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
 	require.NoError(tb, err)
 	// "100 Continue" comes when the handler starts reading the body.
 	resp, err := http.ReadResponse(c.r, nil)

@@ -83,6 +83,7 @@ func TestDeletingASessionReturnsItsMemory(t *testing.T) {
 	do := func(method, path, body string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Host = "localhost" // httptest's example.com is not this server's (site.go)
 		r.Header.Set("Content-Type", "application/json")
 		s.Handler().ServeHTTP(w, r)
 		return w

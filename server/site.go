@@ -86,6 +86,10 @@ func (s *Server) sameSite(c *gin.Context) {
 }
 
 func (s *Server) refuse(c *gin.Context, e *Error) {
+	// As for a wrong token: close rather than read an unwanted body, which
+	// could come as slowly as its sender likes.
+	c.Header("Connection", "close")
+	dropBody(c.Request)
 	s.fail(c, responseFormat(c.Request, formatJSON), e)
 	c.Abort()
 }

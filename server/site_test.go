@@ -67,6 +67,7 @@ func TestHostMustBeThisServers(t *testing.T) {
 			mutate: func(c *server.Config) {
 				c.Addr = "192.0.2.7:8080"
 				c.AuthToken = "t"
+				c.TLS.AllowPlaintext = true // a public address with a token needs TLS otherwise (config_conn.go)
 			},
 			ok:     []string{"192.0.2.7:8080", "192.0.2.7", "localhost:8080"},
 			refuse: []string{"192.0.2.8:8080", "dg.example.org:8080"},
@@ -76,6 +77,7 @@ func TestHostMustBeThisServers(t *testing.T) {
 			mutate: func(c *server.Config) {
 				c.Addr = "0.0.0.0:8080"
 				c.AuthToken = "t"
+				c.TLS.AllowPlaintext = true // a public address with a token needs TLS otherwise (config_conn.go)
 			},
 			ok:     []string{"192.0.2.7:8080", "10.1.2.3", "[2001:db8::1]:8080", "localhost"},
 			refuse: []string{"dg.example.org:8080", "attacker.example"},

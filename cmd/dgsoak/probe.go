@@ -300,7 +300,7 @@ func lockout(ctx context.Context, c lockoutConfig, logw io.Writer) (*lockoutRepo
 			break
 		}
 		conns = append(conns, conn)
-		if _, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: dg\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(conn, "GET /v1/healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 			continue
 		}
 		rep.idleOpened++
@@ -326,7 +326,7 @@ func lockout(ctx context.Context, c lockoutConfig, logw io.Writer) (*lockoutRepo
 			break
 		}
 		conns = append(conns, conn)
-		if _, err := io.WriteString(conn, "POST /v1/sessions HTTP/1.1\r\nHost: dg\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(conn, "POST /v1/sessions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n"); err != nil {
 			continue
 		}
 		rep.slowOpened++
