@@ -80,6 +80,15 @@ def test_expert_run_resumes_where_it_was_stopped_bit_for_bit(tmp_path):
     assert results(b) == results(Path(run_expert(tiny(b))["out"]))
     with pytest.raises(ValueError, match="differs in lr"):
         run_expert(tiny(b, lr=5e-4))
+    # a field that a run's config.json predates reads as its default there
+    c = json.loads((b / "config.json").read_text())
+    del c["reward"], c["q_mse"]
+    (b / "config.json").write_text(json.dumps(c))
+    with pytest.raises(ValueError, match="differs in q_mse"):
+        run_expert(tiny(b))
+    c["q_mse"] = 0.05
+    (b / "config.json").write_text(json.dumps(c))
+    assert results(Path(run_expert(tiny(b))["out"])) == rows
     # more iterations are a budget: allowed, and the run goes on from where it is
     assert run_expert(tiny(b, exit_iterations=3))["iterations"] == 3
 

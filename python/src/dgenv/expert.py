@@ -125,7 +125,9 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     cpath = out / "config.json"
     if cpath.exists():
         old = {k: v for k, v in json.loads(cpath.read_text()).items() if k not in RESUME_FREE and k != "out"}
-        diff = sorted(k for k in set(old) | set(pinned) if old.get(k) != pinned.get(k))
+        # a field added to TrainConfig since the run started reads as its default there
+        defaults = _pinned(type(cfg)())
+        diff = sorted(k for k in set(old) | set(pinned) if old.get(k, defaults.get(k)) != pinned.get(k))
         if diff:
             raise ValueError(f"{out}: a run with another configuration is there (differs in {', '.join(diff)}); "
                              f"rerun with its flags ({cpath}) or choose another --out")
