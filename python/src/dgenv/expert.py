@@ -177,7 +177,7 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         if not onnx.exists():
             d = torch.load(str(final), map_location="cpu", weights_only=True)
             net = _net_from(d)
-            tmp = pol_dir / f"{name}.tmp.onnx"
+            tmp = it / "exported.onnx"  # not in pol_dir: dgteach and dgeval refuse a file name like "x.tmp.onnx"
             export_onnx(net, PolicyMeta.from_props(d["meta"]), tmp,
                         description=f"dgenv.train {cfg.name}: expert iteration {i}, seed {cfg.seed}")
             os.replace(tmp, onnx)
