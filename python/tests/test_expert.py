@@ -7,6 +7,7 @@ missing; dgeval comes from ``make build``).
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dgenv.expert import _Stop, q_losses, run_expert  # noqa: E402
+from dgenv.expert import _Stop, curve_table, heldout_gain, q_losses, run_expert  # noqa: E402
 from dgenv.train import PRESETS, TrainConfig, config_from_args  # noqa: E402
 
 
@@ -49,6 +50,16 @@ def test_expert_run_resumes_where_it_was_stopped_bit_for_bit(tmp_path):
     # iteration 1 played the table with iteration 0's network in the first seat
     meta = json.loads((a / "data" / "iter-001" / "meta.json").read_text())
     assert meta["table"] == ["policy:exit-0", "search", "heuristic", "random"]
+
+    # the curve's table: a row per iteration, the network's score difference in it
+    table = curve_table(a).splitlines()
+    assert len(table) == 2 and table[1].startswith("| 1 | ") and f"{ev['diff']['policy:exit-1'][0]:+.2f}" in table[1]
+    assert heldout_gain(a, 0, a / "policies" / "exit-0.onnx", a / "policies" / "exit-1.onnx") is None  # no shard 19
+    shutil.copyfile(a / "data" / "iter-000" / "shard-00000.npz", tmp_path / "shard-00019.npz")
+    (a / "data" / "iter-000" / "shard-00019.npz").symlink_to(tmp_path / "shard-00019.npz")
+    n, g, r, ci = heldout_gain(a, 0, a / "policies" / "exit-0.onnx", a / "policies" / "exit-0.onnx")
+    assert n > 0 and g == r and ci == 0.0
+    (a / "data" / "iter-000" / "shard-00019.npz").unlink()
 
     # the same run, killed four times: after generating (and one shard lost), at the first
     # batch of an iteration (nothing saved), one batch after a saved state, and later with

@@ -428,3 +428,67 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
         w.writeheader()
         w.writerows(flat)
     tmp.replace(out / "curve.csv")
+
+
+def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[tuple[int, float, float, float]]:
+    """On iteration ``i``'s held-out shards (numbered 19 mod 20) of ``run``: ``(decisions, gain of
+    policy, gain of reference, half-width of the 95% interval of their paired difference)``,
+    gains in points per decision (:func:`_metrics`); None when the iteration has no such shard."""
+    from .policy import onnx_forward
+
+    fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
+    if not fs:
+        return None
+    zs = [np.load(f) for f in fs]
+    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
+    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
+    q = np.concatenate([z["q"] for z in zs])
+    mean = (q * mask).sum(1) / mask.sum(1)
+
+    def gain(p: Path) -> np.ndarray:
+        a = np.where(mask, onnx_forward(str(p), obs), -1e9).argmax(1)
+        return np.asarray(q[np.arange(len(q)), a] - mean, dtype=np.float64)
+
+    g, r = gain(policy), gain(reference)
+    d = g - r
+    return len(q), float(g.mean()), float(r.mean()), float(1.96 * d.std() / math.sqrt(len(d)))
+
+
+def curve_table(run: Path, reference: Optional[Path] = None) -> str:
+    """docs/training.md's curve of a run, one markdown row per finished iteration: decisions,
+    held-out gain (and its paired difference with ``reference``), each table's score differences."""
+    import time as _t
+
+    lines = []
+    for f in sorted(Path(run).glob("iter-*/eval.json")):
+        d = json.loads(f.read_text())
+        i = int(d["iteration"])
+        paired = ""
+        if reference is not None:
+            h = heldout_gain(Path(run), i, Path(run) / "policies" / f"exit-{i}.onnx", reference)
+            paired = f"{h[1] - h[2]:+.3f} ± {h[3]:.3f}" if h else ""
+        cells = []
+        for e in d["evals"]:
+            for agent, (mean, ci) in e["diff"].items():
+                if agent.startswith("policy:") or agent == "search":
+                    cells.append(f"{mean:+.2f} ± {ci:.2f}")
+        done = _t.strftime("%H:%M", _t.gmtime(f.stat().st_mtime))
+        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.3f} | {paired} | "
+                     + " | ".join(cells) + f" | {done} |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """``python -m dgenv.expert RUN [--reference ONNX]``: print the run's curve as a markdown table."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m dgenv.expert", description=main.__doc__)
+    p.add_argument("run", type=Path)
+    p.add_argument("--reference", type=Path, default=None, help="policy whose held-out gain each iteration's is paired with")
+    a = p.parse_args(argv)
+    print(curve_table(a.run, a.reference))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
