@@ -59,7 +59,7 @@ __all__ = ["run_expert", "q_losses", "default_table", "RESUME_FREE"]
 # Config fields a rerun may change without invalidating what was done: the
 # budget, the output's cosmetics and the machine's share.
 RESUME_FREE = ("minutes", "exit_iterations", "progress", "tensorboard", "plot", "threads", "teach_workers",
-               "ckpt_every_s")
+               "ckpt_every_s", "device")
 
 _FALLBACK = ["search", "heuristic", "random", "heuristic", "random"]
 
@@ -312,6 +312,8 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features else None
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
+    dev = torch.device(cfg.device)
+    net.to(dev)
     net.train()
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
     epochs = cfg.exit_epochs0 if i == 0 and cfg.exit_epochs0 else cfg.epochs
@@ -346,9 +348,10 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
                 gen = torch.Generator().manual_seed(_seed(cfg.seed, i, epoch, b, 7))
                 k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
                 obs, mask, q = obs.gather(1, perm_obs[k]), mask.gather(1, perm_act[k]), q.gather(1, perm_act[k])
+            obs, mask, q = obs.to(dev), mask.to(dev), q.to(dev)
             lg, v = net(obs.float())
             ce, mse = q_losses(lg, mask, q, cfg.tau)
-            vl = 0.5 * (v - tr["vt"][idx]).square().mean()
+            vl = 0.5 * (v - tr["vt"][idx].to(dev)).square().mean()
             loss = ce.mean() + cfg.q_mse * mse.mean() + cfg.vf_coef * vl
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -368,7 +371,8 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
             if budget and time.monotonic() - t0 >= budget:
                 save_state()
                 return False
-        m = _metrics(net, va, cfg.tau)
+        m = _metrics(net.to("cpu"), va, cfg.tau)  # the held-out data stays on the CPU
+        net.to(dev)
         nk = max(run["k"], 1)
         hist.append({"epoch": epoch + 1, "train_loss": run["loss"] / nk, "train_ce": run["ce"] / nk,
                      "train_q_mse": run["mse"] / nk, "val_agree": m["agree"], "val_regret": m["regret"],

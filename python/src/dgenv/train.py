@@ -128,6 +128,7 @@ class TrainConfig:
     exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
     teach_workers: int = 0  # dgteach and dgeval goroutines (0 = all cores)
     ckpt_every_s: float = 300.0  # training state saved at least this often
+    device: str = "cpu"  # expert: where the network trains ("cuda" on a machine with a GPU)
     # evaluation
     eval_every_s: float = 180.0
     eval_games: int = 1000
