@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dgenv.expert import _Stop, curve_table, heldout_gain, q_losses, run_expert  # noqa: E402
+from dgenv.expert import _Stop, curve_table, heldout_gain, mix_return, q_losses, run_expert  # noqa: E402
 from dgenv.train import PRESETS, TrainConfig, config_from_args  # noqa: E402
 
 
@@ -116,6 +116,19 @@ def test_q_losses_centred_regression():
     legal = torch.tensor([3.0, -1.0, 5.0])
     assert float(mse3[0]) == pytest.approx(float(legal.var(unbiased=False)), rel=1e-5)
     assert float(ce[0]) > 0
+
+
+def test_mix_return_moves_only_the_played_cards_value():
+    q = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out = mix_return(q, torch.tensor([2, 0]), torch.tensor([-7.0, 10.0]), 0.25)
+    assert torch.equal(out, torch.tensor([[1.0, 2.0, 0.75 * 3.0 - 0.25 * 7.0], [0.75 * 4.0 + 2.5, 5.0, 6.0]]))
+    assert q[0, 2] == 3.0  # not in place
+    assert torch.equal(mix_return(q, torch.tensor([1, 1]), torch.tensor([9.0, 9.0]), 1.0)[:, 1], torch.tensor([9.0, 9.0]))
+
+
+def test_expert_run_with_the_returns_mixed_in(tmp_path):
+    s = run_expert(tiny(tmp_path, exit_iterations=1, ret_mix=0.5, exit_eval="random,random,random:8"))
+    assert s["iterations"] == 1 and s["curve"][0]["records"] > 0
 
 
 def test_expert_preset_flags():

@@ -54,7 +54,7 @@ import torch
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale
 from .policy import PolicyMeta
 
-__all__ = ["run_expert", "q_losses", "default_table", "RESUME_FREE"]
+__all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "RESUME_FREE"]
 
 # Config fields a rerun may change without invalidating what was done: the
 # budget, the output's cosmetics and the machine's share.
@@ -84,6 +84,17 @@ def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: flo
     mean = d.sum(1) / n
     mse = (d.square().sum(1) / n) - mean.square()
     return ce, mse
+
+
+def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: float) -> torch.Tensor:
+    """The search values with the played card's replaced by ``(1 - w) q + w ret``: ``ret`` is
+    what that card really led to (the deal's outcome for the seat, in q's units), a Monte-Carlo
+    sample of its value under the table's real play (DouZero's target), free of the search's
+    determinized worlds and heuristic playouts; ``q`` is not changed in place."""
+    out = q.clone()
+    rows = torch.arange(q.shape[0])
+    out[rows, played] = (1.0 - w) * q[rows, played] + w * ret
+    return out
 
 
 def _seed(*parts: int) -> int:
@@ -237,11 +248,11 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
     current network reaches)."""
     from .imitate import _game_potential, load_teach
 
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "held")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "held")}
     meta: dict[str, Any] = {}
     for j in range(max(0, i - cfg.exit_window + 1), i + 1):
         meta, arr, shard = load_teach(out / "data" / f"iter-{j:03d}")
-        for k in ("obs", "mask", "q", "action", "ret"):
+        for k in ("obs", "mask", "q", "action", "ret", "played"):
             parts[k].append(arr[k])
         held = (shard % 20) == 19
         if j != i:
@@ -257,7 +268,8 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
     def sel(s: np.ndarray) -> dict[str, torch.Tensor]:
         return {"obs": torch.from_numpy(np.ascontiguousarray(arr["obs"][s])), "mask": torch.from_numpy(arr["mask"][s]),
                 "q": torch.from_numpy(arr["q"][s]), "action": torch.from_numpy(arr["action"][s]),
-                "vt": torch.from_numpy(vt[s])}
+                "vt": torch.from_numpy(vt[s]), "played": torch.from_numpy(arr["played"][s]),
+                "ret": torch.from_numpy(arr["ret"][s].astype(np.float32))}
 
     return meta, sel(~held), sel(held)
 
@@ -344,6 +356,8 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
                 g["lr"] = lr
             idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
             obs, mask, q = tr["obs"][idx], tr["mask"][idx], tr["q"][idx]
+            if cfg.ret_mix:
+                q = mix_return(q, tr["played"][idx], tr["ret"][idx], cfg.ret_mix)
             if cfg.augment:
                 gen = torch.Generator().manual_seed(_seed(cfg.seed, i, epoch, b, 7))
                 k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
