@@ -9,11 +9,12 @@ import (
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
-// The committed expert-iteration network (policies/expert.onnx,
+// The committed expert-iteration network (policies/expert.onnx, iteration 6,
 // docs/training.md "A network that plays without search") plays the
 // 4-player card game, and one seat of it against three heuristic bots
-// scores more than the committed imitation network in the same games
-// (docs/training.md: +3.97 ± 1.50 points a game over 2,000 duplicate games).
+// scores clearly more than the committed imitation network in the same games
+// (docs/training.md: +11.06 ± 1.53 points a game over 2,000 duplicate games;
+// in these 96, +26.49 ± 6.09 against +9.63 ± 6.87).
 // Bots and seeds are deterministic: the same games every run.
 func TestCommittedExpertPolicy(t *testing.T) {
 	reg := games.Default()
@@ -48,8 +49,8 @@ func TestCommittedExpertPolicy(t *testing.T) {
 		return env.Estimate{}
 	}
 	expert, imitate := diff("policy:expert"), diff("policy:imitate-search")
-	if expert.Mean <= 0 || expert.Mean <= imitate.Mean {
-		t.Errorf("against three heuristic bots, 96 duplicate games: expert %+.2f ± %.2f, imitate-search %+.2f ± %.2f; want the expert above 0 and above imitate-search",
+	if expert.Mean-expert.CI95 <= max(0, imitate.Mean) {
+		t.Errorf("against three heuristic bots, 96 duplicate games: expert %+.2f ± %.2f, imitate-search %+.2f ± %.2f; want the expert's interval above 0 and above imitate-search's mean",
 			expert.Mean, expert.CI95, imitate.Mean, imitate.CI95)
 	}
 	t.Logf("against three heuristic bots, 96 duplicate games: expert %+.2f ± %.2f, imitate-search %+.2f ± %.2f", expert.Mean, expert.CI95, imitate.Mean, imitate.CI95)
