@@ -121,8 +121,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
 
     ``arrays`` has ``obs`` uint8 [n, D], ``mask`` bool [n, A], ``q`` float32
     [n, A] (A the game's actions: 90 in the card game), ``action`` int64 [n],
-    ``ret`` float32 [n]; ``shard_id`` [n] is
-    each record's shard number (for a held-out split by whole games).
+    ``ret`` float32 [n], and ``played`` int64 [n] (the card played) when every shard has it;
+    ``shard_id`` [n] is each record's shard number (for a held-out split by whole games).
     """
     path = Path(path)
     meta = json.loads((path / "meta.json").read_text())
@@ -132,6 +132,7 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
     if not files:
         raise ValueError(f"{path}: no shards")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret")}
+    played: list[np.ndarray] = []
     ids = []
     n = 0
     D = int(meta["obs_size"])
@@ -141,6 +142,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
                 raise ValueError(f"{f}: observations of size {z['obs'].shape[1:]}, meta.json says {D}")
             for k in parts:
                 parts[k].append(z[k])
+            if "played" in z.files:
+                played.append(z["played"])
             ids.append(np.full(len(z["action"]), int(f.stem.split("-")[1]), np.int64))
             n += len(z["action"])
         if max_records and n >= max_records:
@@ -148,6 +151,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
     arrays = {k: np.concatenate(v) for k, v in parts.items()}
     arrays["mask"] = arrays["mask"].astype(bool)
     arrays["action"] = arrays["action"].astype(np.int64)
+    if len(played) == len(ids):
+        arrays["played"] = np.concatenate(played).astype(np.int64)
     return meta, arrays, np.concatenate(ids)
 
 

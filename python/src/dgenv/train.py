@@ -64,7 +64,7 @@ class TrainConfig:
 
     name: str = "run"
     out: Optional[str] = None
-    algo: str = "ppo"  # ppo | imitate (fit search's labels from bin/dgteach: dgenv.imitate)
+    algo: str = "ppo"  # ppo | imitate (fit search's labels from bin/dgteach: dgenv.imitate) | expert (dgenv.expert)
     # game and env
     game: str = DEFAULT_GAME  # a registered game: david_goliath (the card game) or duel
     game_params: str = ""  # that game's parameters, "k=v,k=v" (e.g. "max_rounds=100" for the duel)
@@ -116,6 +116,20 @@ class TrainConfig:
     batch_size: int = 1024
     max_records: int = 0  # 0 = every record of the data
     augment: bool = True  # rename the colours of each sample by a random permutation (the rules are colour-symmetric)
+    q_mse: float = 0.0  # expert: weight of the centred regression of logit * tau on the search values (points^2)
+    ret_mix: float = 0.0  # expert: the played card's target is (1 - w) q + w (its real outcome): dgenv.expert.mix_return
+    # expert iteration (algo "expert": dgenv.expert): generate, train, evaluate, repeat; resumable
+    exit_iterations: int = 1
+    exit_games: int = 400  # games labelled per iteration
+    exit_games0: int = 0  # the first iteration's (0 = exit_games)
+    exit_epochs0: int = 0  # the first iteration's epochs (0 = epochs)
+    exit_window: int = 4  # iterations of labels trained on
+    exit_shard_games: int = 20
+    exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
+    exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
+    teach_workers: int = 0  # dgteach and dgeval goroutines (0 = all cores)
+    ckpt_every_s: float = 300.0  # training state saved at least this often
+    device: str = "cpu"  # expert: where the network trains ("cuda" on a machine with a GPU)
     # evaluation
     eval_every_s: float = 180.0
     eval_games: int = 1000
@@ -203,6 +217,36 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_games=200,
         eval_opponents=("heuristic", "search"),
         final_eval_games=400,
+    ),
+    # Expert iteration (issue 22, dgenv.expert): labels from 8-world searches at
+    # the mixed table with the current network in the first seat, a larger
+    # network fitted with the centred value regression, evaluated per iteration.
+    "expert": dict(
+        name="expert",
+        algo="expert",
+        teach_seed=22,
+        teach_worlds=8,
+        teach_eps=0.05,
+        exit_iterations=30,
+        exit_games=400,
+        exit_games0=1200,
+        exit_epochs0=6,
+        epochs=2,
+        exit_window=16,  # the teacher does not change, so old labels stay useful
+        exit_start="policies/imitate-search.onnx",
+        hidden=(512, 256, 256),
+        features=True,
+        lr=1e-3,
+        lr_final=0.1,
+        batch_size=1024,
+        tau=1.0,
+        q_mse=0.05,
+        vf_coef=0.5,
+        max_grad_norm=1.0,
+        minutes=0.0,
+        eval_seed=7,
+        exit_eval="heuristic,heuristic,heuristic:1000;search,heuristic,random:400",
+        ckpt_every_s=300.0,
     ),
     # The duel, step 1: imitate the duel's heuristic bot (both roles) from
     # bin/dgteach -game duel demonstrations (10% of moves played at random,
@@ -1068,8 +1112,12 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
         from .imitate import train_imitation
 
         return train_imitation(cfg, on_update)
+    if cfg.algo == "expert":
+        from .expert import run_expert
+
+        return run_expert(cfg, on_update)
     if cfg.algo != "ppo":
-        raise ValueError(f"--algo {cfg.algo!r}: want ppo or imitate")
+        raise ValueError(f"--algo {cfg.algo!r}: want ppo, imitate or expert")
     run = _Run(cfg, on_update)
     try:
         run.setup()
@@ -1127,6 +1175,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """CLI entry point."""
     cfg = config_from_args(argv)
     s = train(cfg)
+    if cfg.algo == "expert":
+        print(json.dumps({k: s[k] for k in ("out", "iterations", "policy")}))
+        return 0
     print(json.dumps({k: s[k] for k in ("out", "onnx", "updates", "steps", "minutes")}))
     k = s.get("players", cfg.players) - 1
     for r in s["final_eval"]:

@@ -1,0 +1,512 @@
+"""Expert iteration with cheap search labels: ``python -m dgenv.train --preset expert``.
+
+The aim (issue 22) is a bare network that plays better than the search bot.
+Each iteration ``i`` of the loop
+
+1. **generates** labels with ``bin/dgteach``: games at the mixed table
+   ``policy:<net of iteration i-1>,search,heuristic,random`` (so the positions
+   are the ones the network meets at the table it is judged at), every
+   decision labelled with the search bot's value of each legal card at few
+   worlds (``--teach-worlds``, 8 in the preset: a quarter of search's cost
+   per label, so four times the decisions per CPU second);
+2. **trains** the network, warm-started from iteration ``i-1``, on the last
+   ``--exit-window`` iterations' labels: the soft-target cross-entropy of
+   ``--preset imitate`` plus ``--q-mse`` times a *centred regression* of
+   ``logit * tau`` on the search values (the squared error less its mean over
+   the legal cards). The regression's target is unbiased: with noisy
+   few-world values its minimiser is the expected value over worlds, i.e. the
+   values of a search with infinitely many worlds, which a 32-world search
+   only estimates (the cross-entropy alone would chase the noise through the
+   softmax);
+3. **exports** ``policies/exit-<i>.onnx`` and **evaluates** it with
+   ``bin/dgeval`` at the tables of ``--exit-eval`` (duplicate deals, both
+   seat orders), one row of ``curve.csv``.
+
+Everything is under ``--out`` and every step can be interrupted at any
+moment: rerunning the same command continues. Shards are written atomically
+by dgteach and a missing one is generated again (each is drawn from the seed
+and its number alone); training writes ``iter-<i>/state.pt`` (weights,
+optimiser, position in the epoch) every ``--ckpt-every-s`` seconds and the
+batch order and colour permutations of each batch are drawn from the seed,
+the iteration, the epoch and the batch number alone, so a resumed run is the
+run that was not interrupted, bit for bit (tested); an iteration's
+evaluation is ``iter-<i>/eval.json``. ``config.json`` pins the configuration:
+a rerun with other settings (other than the budget and the cosmetic ones)
+is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+
+from .model import PolicyNet, export_onnx, masked_logits, obs_scale
+from .policy import PolicyMeta
+
+__all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "RESUME_FREE"]
+
+# Config fields a rerun may change without invalidating what was done: the
+# budget, the output's cosmetics and the machine's share.
+RESUME_FREE = ("minutes", "exit_iterations", "progress", "tensorboard", "plot", "threads", "teach_workers",
+               "ckpt_every_s", "device")
+
+_FALLBACK = ["search", "heuristic", "random", "heuristic", "random"]
+
+
+def default_table(players: int, policy: Optional[str]) -> list[str]:
+    """The generation table: the network (or, with none yet, ``search``), then the mixed table's bots."""
+    return [f"policy:{policy}" if policy else "search"] + _FALLBACK[: players - 1]
+
+
+def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ce, mse)`` per sample: the cross-entropy against ``softmax(q / tau)`` over the
+    legal cards, and the centred squared error of ``logits * tau`` against ``q``
+    (its mean over the legal cards, less the square of its mean: invariant to
+    a constant added to every logit), in points squared."""
+    lg = masked_logits(logits, mask)
+    lsm = torch.log_softmax(lg, dim=1)
+    tgt = torch.softmax(masked_logits(q / tau, mask), dim=1)
+    ce = -(tgt * lsm.masked_fill(~mask, 0.0)).sum(1)
+    m = mask.float()
+    n = m.sum(1).clamp(min=1.0)
+    d = (logits * tau - q) * m
+    mean = d.sum(1) / n
+    mse = (d.square().sum(1) / n) - mean.square()
+    return ce, mse
+
+
+def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: float) -> torch.Tensor:
+    """The search values with the played card's replaced by ``(1 - w) q + w ret``: ``ret`` is
+    what that card really led to (the deal's outcome for the seat, in q's units), a Monte-Carlo
+    sample of its value under the table's real play (DouZero's target), free of the search's
+    determinized worlds and heuristic playouts; ``q`` is not changed in place."""
+    out = q.clone()
+    rows = torch.arange(q.shape[0])
+    out[rows, played] = (1.0 - w) * q[rows, played] + w * ret
+    return out
+
+
+def _seed(*parts: int) -> int:
+    h = 1469598103934665603
+    for p in parts:
+        h = ((h ^ (p & 0xFFFFFFFFFFFFFFFF)) * 1099511628211) & 0x7FFFFFFFFFFFFFFF
+    return h
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=list))
+    tmp.replace(path)
+
+
+def _pinned(cfg: Any) -> dict[str, Any]:
+    d = json.loads(json.dumps(asdict(cfg), default=list))
+    return {k: v for k, v in d.items() if k not in RESUME_FREE and k != "out"}
+
+
+class _Stop(Exception):
+    """Raised by the test hook to stop a run at a chosen point (a stand-in for a kill)."""
+
+
+def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]] = None,
+               hook: Optional[Callable[[str, int, int], None]] = None) -> dict[str, Any]:
+    """Run (or continue) the expert iteration that ``cfg`` (a :class:`~dgenv.train.TrainConfig`) describes.
+
+    ``hook(phase, iteration, n)`` is called after each shard batch generated
+    (``"generate"``), each training batch (``"train"``, n = batches done in the
+    iteration) and each evaluation (``"eval"``); tests raise from it to stop the
+    run as a kill would."""
+    from .imitate import find_dgteach
+    from .train import _default_out
+
+    out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
+    out.mkdir(parents=True, exist_ok=True)
+    pinned = _pinned(cfg)
+    cpath = out / "config.json"
+    if cpath.exists():
+        old = {k: v for k, v in json.loads(cpath.read_text()).items() if k not in RESUME_FREE and k != "out"}
+        # a field added to TrainConfig since the run started reads as its default there
+        defaults = _pinned(type(cfg)())
+        diff = sorted(k for k in set(old) | set(pinned) if old.get(k, defaults.get(k)) != pinned.get(k))
+        if diff:
+            raise ValueError(f"{out}: a run with another configuration is there (differs in {', '.join(diff)}); "
+                             f"rerun with its flags ({cpath}) or choose another --out")
+    _write_json(cpath, json.loads(json.dumps(asdict(cfg), default=list)))
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    t0 = time.monotonic()
+    budget = cfg.minutes * 60.0
+    pol_dir = out / "policies"
+    pol_dir.mkdir(exist_ok=True)
+    prev: Optional[str] = None
+    if cfg.exit_start:
+        start = Path(cfg.exit_start)
+        if not start.exists() and not start.is_absolute():
+            from .server import find_repo
+
+            repo = find_repo()
+            start = repo / start if repo is not None else start
+        if not start.exists():
+            raise ValueError(f"--exit-start {start}: no such policy file")
+        if not (pol_dir / "start.onnx").exists():
+            shutil.copyfile(start, pol_dir / "start.onnx.tmp")
+            os.replace(pol_dir / "start.onnx.tmp", pol_dir / "start.onnx")
+        prev = "start"
+    dgteach = find_dgteach()
+    rows: list[dict[str, Any]] = []
+    net: Optional[PolicyNet] = None
+    for i in range(cfg.exit_iterations):
+        it = out / f"iter-{i:03d}"
+        it.mkdir(exist_ok=True)
+        if (it / "eval.json").exists():
+            rows.append(json.loads((it / "eval.json").read_text()))
+            prev = f"exit-{i}"
+            net = None
+            continue
+        if budget and time.monotonic() - t0 > budget:
+            break
+        games = cfg.exit_games0 if i == 0 and cfg.exit_games0 else cfg.exit_games
+        data = out / "data" / f"iter-{i:03d}"
+        _generate(dgteach, cfg, data, i, games, prev, pol_dir, hook)
+        final = it / "final.pt"
+        if not final.exists() and not _train(cfg, out, i, hook, t0, budget):
+            break  # out of time: state.pt holds where it stopped
+        trow = json.loads((it / "train.json").read_text())
+        name = f"exit-{i}"
+        onnx = pol_dir / f"{name}.onnx"
+        if not onnx.exists():
+            d = torch.load(str(final), map_location="cpu", weights_only=True)
+            net = _net_from(d)
+            tmp = it / "exported.onnx"  # not in pol_dir: dgteach and dgeval refuse a file name like "x.tmp.onnx"
+            export_onnx(net, PolicyMeta.from_props(d["meta"]), tmp,
+                        description=f"dgenv.train {cfg.name}: expert iteration {i}, seed {cfg.seed}")
+            os.replace(tmp, onnx)
+        ev = _evaluate(cfg, pol_dir, name, i)
+        row = {"iteration": i, **trow, "evals": ev, "minutes": round((time.monotonic() - t0) / 60.0, 2)}
+        _write_json(it / "eval.json", row)
+        if hook is not None:
+            hook("eval", i, 0)
+        rows.append(row)
+        _write_curve(out, rows)
+        if on_iteration is not None:
+            on_iteration(row)
+        prev = name
+    _write_curve(out, rows)
+    summary = {"out": str(out), "iterations": len(rows), "policy": str(pol_dir / f"{prev}.onnx") if prev else None,
+               "curve": rows}
+    _write_json(out / "summary.json", summary)
+    return summary
+
+
+def _net_from(d: dict[str, Any]) -> PolicyNet:
+    c = d["config"]
+    net = PolicyNet(c["obs_size"], c["hidden"], c["activation"], num_actions=c["num_actions"], features=c.get("features"))
+    net.load_state_dict(d["state_dict"])
+    return net
+
+
+def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Optional[str], pol_dir: Path,
+              hook: Optional[Callable[[str, int, int], None]]) -> None:
+    """dgteach shards of iteration ``i`` in ``data``; only the missing ones are (re)generated."""
+    sg = cfg.exit_shard_games
+    shards = (games + sg - 1) // sg
+    have = {int(p.stem.split("-")[1]) for p in data.glob("shard-*.npz")} if data.exists() else set()
+    missing = [k for k in range(shards) if k not in have]
+    if not missing:
+        return
+    table = cfg.teach_table.split(",") if cfg.teach_table else default_table(cfg.players, prev)
+    table = [t.replace("{policy}", prev or "") for t in table]
+    cmd = [str(dgteach), "-players", str(cfg.players), "-table", ",".join(table), "-policies", str(pol_dir),
+           "-games", str(games), "-shard-games", str(sg), "-worlds", str(cfg.teach_worlds), "-eps", str(cfg.teach_eps),
+           "-seed", str(_seed(cfg.teach_seed or cfg.seed, i) % (1 << 62)), "-out", str(data), "-quiet",
+           "-from", str(missing[0])]
+    if cfg.deals:
+        cmd += ["-deals", str(cfg.deals)]
+    if cfg.teach_workers:
+        cmd += ["-workers", str(cfg.teach_workers)]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr}")
+    if hook is not None:
+        hook("generate", i, shards)
+
+
+def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The labels of iterations ``i - window + 1 .. i``: ``(meta, train, held_out)``; every
+    shard whose number is 19 mod 20 is held out (of the last iteration only: the positions the
+    current network reaches)."""
+    from .imitate import _game_potential, load_teach
+
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "held")}
+    meta: dict[str, Any] = {}
+    for j in range(max(0, i - cfg.exit_window + 1), i + 1):
+        meta, arr, shard = load_teach(out / "data" / f"iter-{j:03d}")
+        for k in ("obs", "mask", "q", "action", "ret", "played"):
+            parts[k].append(arr[k])
+        held = (shard % 20) == 19
+        if j != i:
+            held = np.zeros_like(held)  # older iterations' held-out shards train too
+        elif not held.any() or held.all():  # few shards: the last 5% of the records
+            held = np.arange(shard.size) >= max(1, int(0.95 * shard.size))
+        parts["held"].append(held)
+    arr = {k: np.concatenate(v) for k, v in parts.items()}
+    phi = _game_potential(meta, cfg.reward)
+    vt = ((arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale).astype(np.float32)
+    held = arr.pop("held")
+
+    def sel(s: np.ndarray) -> dict[str, torch.Tensor]:
+        return {"obs": torch.from_numpy(np.ascontiguousarray(arr["obs"][s])), "mask": torch.from_numpy(arr["mask"][s]),
+                "q": torch.from_numpy(arr["q"][s]), "action": torch.from_numpy(arr["action"][s]),
+                "vt": torch.from_numpy(vt[s]), "played": torch.from_numpy(arr["played"][s]),
+                "ret": torch.from_numpy(arr["ret"][s].astype(np.float32))}
+
+    return meta, sel(~held), sel(held)
+
+
+def _metrics(net: PolicyNet, va: dict[str, torch.Tensor], tau: float) -> dict[str, float]:
+    """Held-out: the imitate metrics (agreement, regret against the labels' values) plus
+    ``gain``: the labels' value of the network's card minus their mean over the legal cards,
+    points per decision (unbiased with noisy values, unlike the regret, whose max is not)."""
+    from .imitate import _metrics as base
+
+    m = base(net, va, tau)
+    net.eval()
+    g = 0.0
+    n = va["obs"].shape[0]
+    with torch.no_grad():
+        for s in range(0, n, 8192):
+            sl = slice(s, s + 8192)
+            lg, _ = net(va["obs"][sl].float())
+            mask, q = va["mask"][sl], va["q"][sl]
+            a = masked_logits(lg, mask).argmax(1)
+            mean = (q * mask).sum(1) / mask.sum(1).clamp(min=1)
+            g += float((q.gather(1, a[:, None]).squeeze(1) - mean).sum())
+    net.train()
+    m["gain"] = g / max(n, 1)
+    return m
+
+
+def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int], None]], t0: float,
+           budget: float) -> bool:
+    """Train iteration ``i`` (resuming ``iter-<i>/state.pt``); write ``final.pt`` and ``train.json``.
+    Returns False when the time budget ran out first (the state is saved)."""
+    from .imitate import _spec, colour_permutations
+    from .model import save_checkpoint
+
+    it = out / f"iter-{i:03d}"
+    meta, tr, va = _load_window(cfg, out, i)
+    D = int(meta["obs_size"])
+    players = int(meta["players"])
+    sections = meta["obs"]["sections"]
+    offs = {s["name"]: int(s["offset"]) for s in sections}
+    pmeta = PolicyMeta.from_spec(_spec(meta), deals=int(meta["deals"]))
+    state_path = it / "state.pt"
+    torch.manual_seed(_seed(cfg.seed, i, 1))
+    if state_path.exists():
+        st = torch.load(str(state_path), map_location="cpu", weights_only=True)
+        net = _net_from(st["net"])
+    elif i > 0:
+        st = None
+        net = _net_from(torch.load(str(out / f"iter-{i - 1:03d}" / "final.pt"), map_location="cpu", weights_only=True))
+    else:
+        st = None
+        feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features else None
+        net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
+                        num_actions=int(meta["num_actions"]))
+    dev = torch.device(cfg.device)
+    net.to(dev)
+    net.train()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+    epochs = cfg.exit_epochs0 if i == 0 and cfg.exit_epochs0 else cfg.epochs
+    n = tr["obs"].shape[0]
+    per_epoch = math.ceil(n / cfg.batch_size)
+    total = per_epoch * epochs
+    epoch, b, hist = 0, 0, []
+    run = {"loss": 0.0, "ce": 0.0, "mse": 0.0, "v": 0.0, "k": 0}
+    if st is not None:
+        opt.load_state_dict(st["opt"])
+        epoch, b, hist, run = int(st["epoch"]), int(st["batch"]), list(st["hist"]), dict(st["run"])
+    perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    t_it = time.monotonic()
+    last_ck = time.monotonic()
+
+    def save_state() -> None:
+        tmp = state_path.with_name("state.pt.tmp")
+        torch.save({"net": {"config": net.config(), "state_dict": net.state_dict()}, "opt": opt.state_dict(),
+                    "epoch": epoch, "batch": b, "hist": hist, "run": run}, tmp)
+        tmp.replace(state_path)
+
+    while epoch < epochs:
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(_seed(cfg.seed, i, epoch)))
+        while b < per_epoch:
+            step = epoch * per_epoch + b
+            lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * step / total)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            obs, mask, q = tr["obs"][idx], tr["mask"][idx], tr["q"][idx]
+            if cfg.ret_mix:
+                q = mix_return(q, tr["played"][idx], tr["ret"][idx], cfg.ret_mix)
+            if cfg.augment:
+                gen = torch.Generator().manual_seed(_seed(cfg.seed, i, epoch, b, 7))
+                k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
+                obs, mask, q = obs.gather(1, perm_obs[k]), mask.gather(1, perm_act[k]), q.gather(1, perm_act[k])
+            obs, mask, q = obs.to(dev), mask.to(dev), q.to(dev)
+            lg, v = net(obs.float())
+            ce, mse = q_losses(lg, mask, q, cfg.tau)
+            vl = 0.5 * (v - tr["vt"][idx].to(dev)).square().mean()
+            loss = ce.mean() + cfg.q_mse * mse.mean() + cfg.vf_coef * vl
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+            b += 1
+            run["loss"] += loss.item()
+            run["ce"] += ce.mean().item()
+            run["mse"] += mse.mean().item()
+            run["v"] += vl.item()
+            run["k"] += 1
+            if hook is not None:
+                hook("train", i, step + 1)
+            if time.monotonic() - last_ck >= cfg.ckpt_every_s:
+                save_state()
+                last_ck = time.monotonic()
+            if budget and time.monotonic() - t0 >= budget:
+                save_state()
+                return False
+        m = _metrics(net.to("cpu"), va, cfg.tau)  # the held-out data stays on the CPU
+        net.to(dev)
+        nk = max(run["k"], 1)
+        hist.append({"epoch": epoch + 1, "train_loss": run["loss"] / nk, "train_ce": run["ce"] / nk,
+                     "train_q_mse": run["mse"] / nk, "val_agree": m["agree"], "val_regret": m["regret"],
+                     "val_gain": m["gain"], "val_ce": m["ce"]})
+        if cfg.progress:
+            print(f"expert iteration {i} epoch {epoch + 1}/{epochs}: {json.dumps(hist[-1])}", file=sys.stderr, flush=True)
+        run = {"loss": 0.0, "ce": 0.0, "mse": 0.0, "v": 0.0, "k": 0}
+        epoch, b = epoch + 1, 0
+        save_state()
+        last_ck = time.monotonic()
+    save_checkpoint(it / "final.pt", net, pmeta, {"iteration": i})
+    last = hist[-1] if hist else {}
+    trow = {"records": int(n), "held_out": int(va["obs"].shape[0]), "batches": int(total),
+            "train_minutes": round((time.monotonic() - t_it) / 60.0, 2),
+            **{k: v for k, v in last.items() if k != "epoch"}}
+    _write_json(it / "train.json", trow)
+    return True
+
+
+def _evaluate(cfg: Any, pol_dir: Path, name: str, i: int) -> list[dict[str, Any]]:
+    """``bin/dgeval`` at each table of ``cfg.exit_eval`` (``"bot,bot,...:games"``): every agent's score difference."""
+    from .evaluate import evaluate
+
+    res = []
+    for spec in [x for x in cfg.exit_eval.split(";") if x]:
+        opps, _, games = spec.rpartition(":")
+        agents = [f"policy:{name}"] + opps.split(",")
+        r = evaluate(agents, games=int(games), players=len(agents), deals=cfg.deals, seed=cfg.eval_seed,
+                     duplicate=True, policies=str(pol_dir), backend="dgeval", progress=False,
+                     workers=cfg.teach_workers or 0)
+        res.append({"table": ",".join(agents), "games": r["games"],
+                    "diff": {a["name"]: [a["score_diff"]["mean"], a["score_diff"]["ci95"]] for a in r["agents"]}})
+    return res
+
+
+def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
+    """``curve.csv``: one row per iteration (training figures, then each table's score differences)."""
+    import csv
+
+    if not rows:
+        return
+    flat = []
+    for r in rows:
+        f = {k: v for k, v in r.items() if k != "evals"}
+        for e in r["evals"]:
+            tag = e["table"].split(",", 1)[1]
+            for agent, (mean, ci) in e["diff"].items():
+                who = "net" if agent.startswith("policy:") else agent
+                f[f"{tag}|{who}"] = f"{mean:+.2f} ± {ci:.2f}"
+        flat.append(f)
+    keys: list[str] = []
+    for f in flat:
+        keys += [k for k in f if k not in keys]
+    tmp = out / "curve.csv.tmp"
+    with open(tmp, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(flat)
+    tmp.replace(out / "curve.csv")
+
+
+def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[tuple[int, float, float, float]]:
+    """On iteration ``i``'s held-out shards (numbered 19 mod 20) of ``run``: ``(decisions, gain of
+    policy, gain of reference, half-width of the 95% interval of their paired difference)``,
+    gains in points per decision (:func:`_metrics`); None when the iteration has no such shard."""
+    from .policy import onnx_forward
+
+    fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
+    if not fs:
+        return None
+    zs = [np.load(f) for f in fs]
+    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
+    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
+    q = np.concatenate([z["q"] for z in zs])
+    mean = (q * mask).sum(1) / mask.sum(1)
+
+    def gain(p: Path) -> np.ndarray:
+        a = np.where(mask, onnx_forward(str(p), obs), -1e9).argmax(1)
+        return np.asarray(q[np.arange(len(q)), a] - mean, dtype=np.float64)
+
+    g, r = gain(policy), gain(reference)
+    d = g - r
+    return len(q), float(g.mean()), float(r.mean()), float(1.96 * d.std() / math.sqrt(len(d)))
+
+
+def curve_table(run: Path, reference: Optional[Path] = None) -> str:
+    """docs/training.md's curve of a run, one markdown row per finished iteration: decisions,
+    held-out gain (and its paired difference with ``reference``), each table's score differences."""
+    import time as _t
+
+    lines = []
+    for f in sorted(Path(run).glob("iter-*/eval.json")):
+        d = json.loads(f.read_text())
+        i = int(d["iteration"])
+        paired = ""
+        if reference is not None:
+            h = heldout_gain(Path(run), i, Path(run) / "policies" / f"exit-{i}.onnx", reference)
+            paired = f"{h[1] - h[2]:+.3f} ± {h[3]:.3f}" if h else ""
+        cells = []
+        for e in d["evals"]:
+            for agent, (mean, ci) in e["diff"].items():
+                if agent.startswith("policy:") or agent == "search":
+                    cells.append(f"{mean:+.2f} ± {ci:.2f}")
+        done = _t.strftime("%H:%M", _t.gmtime(f.stat().st_mtime))
+        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.3f} | {paired} | "
+                     + " | ".join(cells) + f" | {done} |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """``python -m dgenv.expert RUN [--reference ONNX]``: print the run's curve as a markdown table."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m dgenv.expert", description=main.__doc__)
+    p.add_argument("run", type=Path)
+    p.add_argument("--reference", type=Path, default=None, help="policy whose held-out gain each iteration's is paired with")
+    a = p.parse_args(argv)
+    print(curve_table(a.run, a.reference))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

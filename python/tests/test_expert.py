@@ -1,0 +1,137 @@
+"""Expert iteration (``--preset expert``, dgenv.expert): a tiny run end to end, and its resume.
+
+Needs bin/dgteach and bin/dgeval (``dgenv.imitate.find_dgteach`` builds dgteach with go when
+missing; dgeval comes from ``make build``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from dgenv.expert import _Stop, curve_table, heldout_gain, mix_return, q_losses, run_expert  # noqa: E402
+from dgenv.train import PRESETS, TrainConfig, config_from_args  # noqa: E402
+
+
+def tiny(out: Path, **kw) -> TrainConfig:
+    c = dict(PRESETS["expert"])
+    c.update(out=str(out), exit_iterations=2, exit_games=2, exit_games0=3, exit_epochs0=1, exit_shard_games=1,
+             epochs=2, teach_worlds=1, hidden=(16,), batch_size=32, exit_start="", exit_eval="random,random,random:16",
+             teach_workers=1, progress=False, tensorboard=False, plot=False, ckpt_every_s=1e9, exit_window=2)
+    c.update(kw)
+    return TrainConfig(**c)
+
+
+def weights(out: Path, i: int) -> dict:
+    return torch.load(str(out / f"iter-{i:03d}" / "final.pt"), weights_only=True)["state_dict"]
+
+
+def results(out: Path) -> list:
+    rows = json.loads((out / "summary.json").read_text())["curve"]
+    return [{k: v for k, v in r.items() if k not in ("minutes", "train_minutes")} for r in rows]
+
+
+def test_expert_run_resumes_where_it_was_stopped_bit_for_bit(tmp_path):
+    a = tmp_path / "a"
+    s = run_expert(tiny(a))
+    assert s["iterations"] == 2 and Path(s["policy"]).name == "exit-1.onnx"
+    rows = results(a)
+    assert [r["iteration"] for r in rows] == [0, 1]
+    assert all(r["records"] > 0 and r["held_out"] > 0 for r in rows)
+    [ev] = rows[1]["evals"]
+    assert ev["table"] == "policy:exit-1,random,random,random" and ev["games"] == 16
+    assert (a / "curve.csv").read_text().count("\n") == 3  # header and one row per iteration
+    # iteration 1 played the table with iteration 0's network in the first seat
+    meta = json.loads((a / "data" / "iter-001" / "meta.json").read_text())
+    assert meta["table"] == ["policy:exit-0", "search", "heuristic", "random"]
+
+    # the curve's table: a row per iteration, the network's score difference in it
+    table = curve_table(a).splitlines()
+    assert len(table) == 2 and table[1].startswith("| 1 | ") and f"{ev['diff']['policy:exit-1'][0]:+.2f}" in table[1]
+    assert heldout_gain(a, 0, a / "policies" / "exit-0.onnx", a / "policies" / "exit-1.onnx") is None  # no shard 19
+    shutil.copyfile(a / "data" / "iter-000" / "shard-00000.npz", tmp_path / "shard-00019.npz")
+    (a / "data" / "iter-000" / "shard-00019.npz").symlink_to(tmp_path / "shard-00019.npz")
+    n, g, r, ci = heldout_gain(a, 0, a / "policies" / "exit-0.onnx", a / "policies" / "exit-0.onnx")
+    assert n > 0 and g == r and ci == 0.0
+    (a / "data" / "iter-000" / "shard-00019.npz").unlink()
+
+    # the same run, killed four times: after generating (and one shard lost), at the first
+    # batch of an iteration (nothing saved), one batch after a saved state, and later with
+    # the last saved state behind (an epoch's end or that batch); each rerun continues
+    b = tmp_path / "b"
+    stops = [("generate", 0, None, 1e9), ("train", 1, 0, 1e9), ("train", 1, 5, 0.0), ("train", 1, 40, 1e9)]
+
+    def hook_for(phase: str, it: int, after: int):
+        def hook(p: str, i: int, n: int) -> None:
+            if p == phase and i == it and (after is None or n > after):
+                raise _Stop()
+        return hook
+
+    for phase, it, after, every in stops:
+        with pytest.raises(_Stop):
+            run_expert(tiny(b, ckpt_every_s=every), hook=hook_for(phase, it, after))
+        if phase == "generate":
+            (b / "data" / "iter-000" / "shard-00001.npz").unlink()
+    assert (b / "iter-001" / "state.pt").exists() and not (b / "iter-001" / "final.pt").exists()
+    run_expert(tiny(b))
+    for i in (0, 1):
+        wa, wb = weights(a, i), weights(b, i)
+        assert wa.keys() == wb.keys()
+        for k in wa:
+            assert torch.equal(wa[k], wb[k]), f"iteration {i} weight {k} differs after resuming"
+    assert results(b) == rows
+
+    # a finished run rerun does nothing more; one with other settings is refused
+    assert results(b) == results(Path(run_expert(tiny(b))["out"]))
+    with pytest.raises(ValueError, match="differs in lr"):
+        run_expert(tiny(b, lr=5e-4))
+    # a field that a run's config.json predates reads as its default there
+    c = json.loads((b / "config.json").read_text())
+    del c["reward"], c["q_mse"]
+    (b / "config.json").write_text(json.dumps(c))
+    with pytest.raises(ValueError, match="differs in q_mse"):
+        run_expert(tiny(b))
+    c["q_mse"] = 0.05
+    (b / "config.json").write_text(json.dumps(c))
+    assert results(Path(run_expert(tiny(b))["out"])) == rows
+    # more iterations are a budget: allowed, and the run goes on from where it is
+    assert run_expert(tiny(b, exit_iterations=3))["iterations"] == 3
+
+
+def test_q_losses_centred_regression():
+    mask = torch.tensor([[True, True, False, True]])
+    q = torch.tensor([[3.0, -1.0, 0.0, 5.0]])
+    ce, mse = q_losses(q + 7.0, mask, q, tau=1.0)  # logits = q + a constant: no regression error
+    assert float(mse[0]) == pytest.approx(0.0, abs=1e-5)
+    _, mse2 = q_losses(q / 2.0, mask, q, tau=2.0)  # tau scales the logits to points
+    assert float(mse2[0]) == pytest.approx(0.0, abs=1e-5)
+    lg = torch.tensor([[0.0, 0.0, 9.0, 0.0]])  # uniform over the legal cards; the illegal logit does not count
+    _, mse3 = q_losses(lg, mask, q, tau=1.0)
+    legal = torch.tensor([3.0, -1.0, 5.0])
+    assert float(mse3[0]) == pytest.approx(float(legal.var(unbiased=False)), rel=1e-5)
+    assert float(ce[0]) > 0
+
+
+def test_mix_return_moves_only_the_played_cards_value():
+    q = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out = mix_return(q, torch.tensor([2, 0]), torch.tensor([-7.0, 10.0]), 0.25)
+    assert torch.equal(out, torch.tensor([[1.0, 2.0, 0.75 * 3.0 - 0.25 * 7.0], [0.75 * 4.0 + 2.5, 5.0, 6.0]]))
+    assert q[0, 2] == 3.0  # not in place
+    assert torch.equal(mix_return(q, torch.tensor([1, 1]), torch.tensor([9.0, 9.0]), 1.0)[:, 1], torch.tensor([9.0, 9.0]))
+
+
+def test_expert_run_with_the_returns_mixed_in(tmp_path):
+    s = run_expert(tiny(tmp_path, exit_iterations=1, ret_mix=0.5, exit_eval="random,random,random:8"))
+    assert s["iterations"] == 1 and s["curve"][0]["records"] > 0
+
+
+def test_expert_preset_flags():
+    c = config_from_args(["--preset", "expert", "--exit-eval", "search,search,search:200", "--q-mse", "0.1"])
+    assert c.algo == "expert" and c.exit_eval == "search,search,search:200" and c.q_mse == 0.1
+    assert replace(c, exit_iterations=5).hidden == (512, 256, 256)
