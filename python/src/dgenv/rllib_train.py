@@ -1,4 +1,4 @@
-"""Train PPO with action masking on RLlib: ``python -m dgenv.rllib_train``.
+r"""Train PPO with action masking on RLlib: ``python -m dgenv.rllib_train``.
 
 K env runners (``--env-runners``) each step their own games; each starts its
 own dgserver unless ``--url`` names one they share (on a Ray cluster: a server
@@ -8,14 +8,18 @@ server's bots (``--opponent heuristic``) or every seat shares one policy
 env-steps/s and the number of nodes the env runners are on
 (``env_runner_nodes``); ``--checkpoint DIR`` saves the algorithm at the end.
 ``--eval-games N`` has the greedy policy (the trained RL module's most
-likely legal action) play N games in the learner's seat against three
-``--opponent`` bots before training, every ``--eval-every`` iterations and
+likely legal action) play N games in seat 0 against the other seats'
+``--opponent`` bots, before training, every ``--eval-every`` iterations and
 after, on the same deals each time (``--eval-seed``), and prints the
 learner's points per game with their 95% interval.
 
 Examples::
 
     python -m dgenv.rllib_train --env-runners 2 --iterations 20
+    # docs/python.md, "A first run that learns": a clear gain in 5 minutes on 2 cores
+    python -m dgenv.rllib_train --env-runners 2 --envs-per-runner 32 --client inproc --num-cpus 2 --iterations 20 \
+        --train-batch-size 4096 --minibatch-size 1024 --lr 1e-3 --gamma 1 --lambda 0.95 --entropy-coeff 0.01 \
+        --seed 1 --eval-games 2000 --eval-every 5
     python -m dgenv.rllib_train --address auto --env-runners 16 --opponent self   # on a Ray cluster
 """
 
