@@ -165,7 +165,9 @@ def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
         if args.eval_games:
             import dgenv
 
-            eval_client = dgenv.connect(args.url) if args.url is not None else dgenv.local()
+            eval_client = (dgenv.connect(args.url, token=os.environ.get("DGENV_TOKEN") or None,
+                                         ca_file=os.environ.get("DGENV_CA_FILE") or None)
+                           if args.url is not None else dgenv.local())
             evaluation(0)
         # Where the env runners live (on a cluster: how many nodes they spread over).
         group = algo.env_runner_group
