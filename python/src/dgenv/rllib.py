@@ -185,9 +185,18 @@ def ppo_config(
     num_epochs: int = 4,
     lr: float = 3e-4,
     hiddens: Sequence[int] = (256, 256),
+    gamma: float = 0.99,
+    lambda_: float = 1.0,
+    entropy_coeff: float = 0.0,
     seed: Optional[int] = None,
 ) -> "PPOConfig":
     """PPO with action masking on :class:`MultiAgentEnv`: every agent maps to one policy (``POLICY``).
+
+    ``hiddens``: the tanh MLP's hidden layers, one for the policy and one for
+    the value function (RLlib's ``fcnet_hiddens``; the heads are linear).
+    ``gamma``, ``lambda_`` and ``entropy_coeff`` are RLlib's defaults; the
+    settings that learn within minutes are in docs/python.md ("A first run
+    that learns").
 
     Returns the ``PPOConfig``; ``ppo_config(...).build_algo()`` makes the
     algorithm (``.build()`` on older Ray) and ``algo.train()`` runs an iteration.
@@ -199,7 +208,7 @@ def ppo_config(
 
     module = RLModuleSpec(
         module_class=ActionMaskingTorchRLModule,
-        model_config={"head_fcnet_hiddens": list(hiddens), "head_fcnet_activation": "relu"},
+        model_config={"fcnet_hiddens": list(hiddens), "fcnet_activation": "tanh", "head_fcnet_hiddens": []},
     )
     config = (
         PPOConfig()
@@ -216,6 +225,9 @@ def ppo_config(
             minibatch_size=minibatch_size,
             num_epochs=num_epochs,
             lr=lr,
+            gamma=gamma,
+            lambda_=lambda_,
+            entropy_coeff=entropy_coeff,
         )
     )
     if seed is not None:
