@@ -156,8 +156,9 @@ func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint6
 				mu.Lock()
 				k := next
 				next++
+				failed := first != nil
 				mu.Unlock()
-				if k >= n || first != nil {
+				if k >= n || failed {
 					return
 				}
 				rot, dealSeed := k%ns, seeds[k]
