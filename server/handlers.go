@@ -106,7 +106,7 @@ type sessionPlan struct {
 // buildSession counts a session against the caps, builds it and adds it.
 func (s *Server) buildSession(plan sessionPlan) (*session, *Error) {
 	vc := plan.vc
-	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, plan.g, plan.obsDtype, vc.Packed).bytes}
+	u := usage{envs: vc.NumEnvs, bytes: costOf(vc.NumEnvs, plan.g, plan.obsDtype, vc.Packed).Bytes}
 	if costlyBot(vc) != "" {
 		u.search = vc.NumEnvs
 	}
@@ -223,14 +223,14 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 		return plan, field("num_envs", fmt.Errorf("num_envs = %d: at most %d with the %s opponent (limits.max_search_envs)", n, s.cfg.Limits.MaxSearchEnvs, costly))
 	}
 	cost := costOf(n, g, obsDtype, packed)
-	if cost.maxBlob > math.MaxUint32 {
-		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.maxBlob)
+	if cost.MaxBlob > math.MaxUint32 {
+		e := Errorf(CodeBadRequest, "num_envs = %d: an answer's largest tensor would be %d bytes, over the 4 GiB msgpack allows one binary; use fewer envs, obs_dtype \"<u1\" or packing \"bits\"", n, cost.MaxBlob)
 		e.Details = map[string]any{"field": "num_envs"}
 		return plan, e
 	}
-	if budget := s.cfg.Limits.MemoryBudget; cost.bytes > budget {
-		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.bytes), mib(budget))
-		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.bytes}
+	if budget := s.cfg.Limits.MemoryBudget; cost.Bytes > budget {
+		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than the server's whole limits.memory_budget (%s): use fewer envs, fewer deals, obs_dtype \"<u1\" or packing \"bits\"", mib(cost.Bytes), mib(budget))
+		e.Details = map[string]any{"limit": budget, "bytes_needed": cost.Bytes}
 		return plan, e
 	}
 	return sessionPlan{g: g, vc: vc, obsDtype: obsDtype}, nil
