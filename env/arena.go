@@ -6,37 +6,10 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
-
-// PlayGame plays one whole game with bots[seat] at each seat. The deals come
-// from dealSeed alone (so the same dealSeed replays the same deals under any
-// seating) and the bots' randomness from botSeed. It returns the totals.
-func PlayGame(g *Game, bots []Bot, dealSeed, botSeed uint64) ([]int, error) {
-	if len(bots) != g.params.Players {
-		return nil, fmt.Errorf("%d bots for %d seats", len(bots), g.params.Players)
-	}
-	s := &State{game: g, rng: NewRNG(dealSeed, 0)}
-	s.newGame()
-	var rngs [MaxPlayers]RNG
-	for i := range bots {
-		rngs[i] = NewRNG(botSeed, uint64(i))
-	}
-	for !s.terminal {
-		p := s.current()
-		a := bots[p].Act(s, &rngs[p])
-		if !s.IsLegal(a) {
-			return nil, fmt.Errorf("bot at seat %d chose illegal action %d (legal %v)", p, a, s.LegalActions())
-		}
-		s.apply(a)
-	}
-	return s.Totals(), nil
-}
 
 // MatchConfig is a series of games between named agents.
 type MatchConfig struct {
-	Params Params
 	// Agents are bot names, one per seat position; game k is played in
 	// seating k mod Seatings(P) (SeatOf says where each agent sits).
 	Agents []string
@@ -84,46 +57,11 @@ type MatchResult struct {
 	Seeds  []uint64
 }
 
-// PlayMatch plays the games on all cores. The result depends only on the
-// configuration, never on the number of workers.
-func PlayMatch(cfg MatchConfig) (*MatchResult, error) {
-	g, err := NewGame(cfg.Params)
-	if err != nil {
-		return nil, err
-	}
-	p := g.params.Players
-	if len(cfg.Agents) != p {
-		return nil, fmt.Errorf("%d agents for %d seats", len(cfg.Agents), p)
-	}
-	bots := make([]Bot, p)
-	for i, name := range cfg.Agents {
-		if bots[i], err = NewBot(name); err != nil {
-			return nil, err
-		}
-		if err := checkBot(name, bots[i], g); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Games < 1 {
-		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
-	}
-	seated := func(rot int) []Bot {
-		out := make([]Bot, p)
-		for i := range p {
-			out[SeatOf(i, rot, p)] = bots[i]
-		}
-		return out
-	}
-	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
-		return PlayGame(g, seated(rot), dealSeed, botSeed)
-	})
-}
-
-// runMatch plays cfg.Games games of p seats on all cores: game k in
+// RunMatch plays cfg.Games games of p seats on all cores: game k in
 // seating k mod Seatings(p) (agent i at seat SeatOf(i, seating, p)), from
 // its deal seed (shared by the seatings of a duplicate set). play returns
 // the totals per seat.
-func runMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint64) ([]int, error)) (*MatchResult, error) {
+func RunMatch(cfg MatchConfig, p int, play func(rot int, dealSeed, botSeed uint64) ([]int, error)) (*MatchResult, error) {
 	if cfg.Games < 1 {
 		return nil, fmt.Errorf("games = %d: must be >= 1", cfg.Games)
 	}
@@ -210,28 +148,28 @@ func playRecovered(play func(rot int, dealSeed, botSeed uint64) ([]int, error), 
 }
 
 // PlayMatchOf plays a match of any game of a registry: agents name bots of
-// that game (cfg.Params is not used; g is the game). Each game starts from
+// that game (g is the game). Each game starts from
 // NewInitialState(deal seed), so with Duplicate every seating of a set
 // meets the same chance as far as the game's chance depends on the seed
 // alone. Totals are the returns rounded to integers.
-func PlayMatchOf(reg *spiel.Registry, g spiel.Game, cfg MatchConfig) (*MatchResult, error) {
+func PlayMatchOf(reg *Registry, g Game, cfg MatchConfig) (*MatchResult, error) {
 	p := g.NumPlayers()
 	if len(cfg.Agents) != p {
 		return nil, fmt.Errorf("%d agents for %d seats", len(cfg.Agents), p)
 	}
-	bots := make([]spiel.Bot, p)
+	bots := make([]Bot, p)
 	for i, name := range cfg.Agents {
 		var err error
 		if bots[i], err = reg.NewBot(g, name); err != nil {
 			return nil, err
 		}
 	}
-	return runMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
+	return RunMatch(cfg, p, func(rot int, dealSeed, botSeed uint64) ([]int, error) {
 		s := g.NewInitialState(dealSeed)
-		rngs := make([]spiel.RNG, p)
+		rngs := make([]RNG, p)
 		agentAt := make([]int, p) // the agent at each seat in this seating
 		for i := range rngs {
-			rngs[i] = spiel.NewRNG(botSeed, uint64(i))
+			rngs[i] = NewRNG(botSeed, uint64(i))
 			agentAt[SeatOf(i, rot, p)] = i
 		}
 		for steps := 0; !s.IsTerminal(); steps++ {
@@ -244,7 +182,7 @@ func PlayMatchOf(reg *spiel.Registry, g spiel.Game, cfg MatchConfig) (*MatchResu
 				return nil, fmt.Errorf("%s at seat %d: %w", cfg.Agents[agentAt[seat]], seat, err)
 			}
 		}
-		ret := spiel.Returns(s)
+		ret := Returns(s)
 		totals := make([]int, p)
 		for i, r := range ret {
 			totals[i] = int(math.Round(r))
@@ -322,7 +260,7 @@ func (r *MatchResult) Summarize() []AgentStats {
 			var s, d, w float64
 			for _, i := range idx {
 				s += float64(sc[i])
-				d += spiel.ZeroSum(float64(sc[i]), float64(sum), p)
+				d += ZeroSum(float64(sc[i]), float64(sum), p)
 				if sc[i] == best {
 					w += 1 / float64(nBest)
 				}

@@ -1,7 +1,8 @@
 package env_test
 
-// env/ and obs/ must know nothing of HTTP, msgpack, configuration or the
-// process (STYLE.md habit 1): the server and cmd/ own those.
+// env/ (the core and every game under it) and obs/ must know nothing of
+// HTTP, msgpack, configuration or the process (STYLE.md habit 1): the
+// server and cmd/ own those.
 
 import (
 	"go/parser"
@@ -27,7 +28,7 @@ var forbiddenImports = []string{
 var forbiddenDirect = []string{"os", "log", "log/slog", "net/http", "flag"}
 
 func TestNoForbiddenImports(t *testing.T) {
-	for _, pkg := range []struct{ name, dir string }{{"env", "."}, {"obs", "../obs"}} {
+	for _, pkg := range []struct{ name, dir string }{{"env", "."}, {"env/card", "card"}, {"obs", "../obs"}} {
 		dir := pkg.dir
 		t.Run(pkg.name+" imports none of os, log or net/http itself", func(t *testing.T) {
 			files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -59,7 +60,7 @@ func TestNoForbiddenImports(t *testing.T) {
 			t.Skip("go tool not found; the direct-import check above still ran")
 		}
 		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}",
-			"github.com/davidgoliath/dgenv/env", "github.com/davidgoliath/dgenv/obs").Output()
+			"github.com/davidgoliath/dgenv/env", "github.com/davidgoliath/dgenv/env/card", "github.com/davidgoliath/dgenv/obs").Output()
 		if err != nil {
 			t.Fatalf("go list -deps: %v", err)
 		}

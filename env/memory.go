@@ -3,7 +3,6 @@ package env
 import (
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -31,6 +30,11 @@ const sessionOverhead = 256 << 10
 // own kernel, besides its history.
 const genericStateBytes = 2048
 
+// EnvSizer is implemented by a game with a batch kernel of its own (the
+// card game's): EnvBytes is what one env of it holds at worst besides the
+// engine's output buffers (its State, bot RNG and game records).
+type EnvSizer interface{ EnvBytes() int64 }
+
 // CostOf works out the worst case of a batch of n envs of game g with
 // observations as bytes, as float32 (obsF32) or bit-packed. It is the one
 // estimate of a session's memory: the server and the in-process library
@@ -46,21 +50,20 @@ const genericStateBytes = 2048
 // those buffers (JSON's base64 is encoded as it is written), so they add
 // nothing that grows with the session.
 //
+// A game with a kernel of its own says what one env holds (EnvSizer).
 // A game with no kernel of its own (spiel's generic Vec) holds two States
 // per env; their size is not known here, so each is counted as
 // genericStateBytes plus 8 bytes per action of its longest game (a history).
-func CostOf(n int, g spiel.Game, obsF32, packed bool) SessionCost {
+func CostOf(n int, g Game, obsF32, packed bool) SessionCost {
 	l := g.Observation()
 	na := int64(g.NumDistinctActions())
 	maskBytes := int64(obs.PackedLen(int(na)))
 	d, players := int64(l.Size), int64(g.NumPlayers())
 	var perEnv int64
-	if cg, ok := g.(*SpielGame); ok {
-		p := cg.G.Params()
-		perEnv = int64(unsafe.Sizeof(State{})) + int64(unsafe.Sizeof(RNG{})) + 1 +
-			2*(int64(unsafe.Sizeof(Record{}))+int64(p.Deals)*int64(unsafe.Sizeof(DealRecord{})))
+	if es, ok := g.(EnvSizer); ok {
+		perEnv = es.EnvBytes()
 	} else {
-		perEnv = 2*(genericStateBytes+8*int64(g.MaxGameLength())) + int64(unsafe.Sizeof(spiel.RNG{})) + 8 + 1
+		perEnv = 2*(genericStateBytes+8*int64(g.MaxGameLength())) + int64(unsafe.Sizeof(RNG{})) + 8 + 1
 	}
 	var obsBlob, obsEngine int64
 	switch {

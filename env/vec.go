@@ -3,393 +3,440 @@ package env
 import (
 	"errors"
 	"fmt"
-	"runtime"
+	"math"
 	"runtime/debug"
 	"slices"
-	"sync"
-	"sync/atomic"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
-// RewardMode says how deal points become rewards: the game interface's
-// modes (spiel.RewardMode), one definition for every game. For the card
-// game a seat's return changes at the end of each deal, by its deal points.
-type RewardMode = spiel.RewardMode
+// RewardMode says how returns become rewards.
+type RewardMode int
 
 const (
-	// RewardPoints gives each seat its deal points at the end of every deal.
-	RewardPoints = spiel.RewardPoints
-	// RewardZeroSum gives each seat its deal points minus the mean of the others'.
-	RewardZeroSum = spiel.RewardZeroSum
+	// RewardPoints gives each seat the change of its return.
+	RewardPoints RewardMode = iota
+	// RewardZeroSum gives each seat its change minus the mean of the others'.
+	RewardZeroSum
 )
+
+func (m RewardMode) String() string {
+	if m == RewardZeroSum {
+		return "zero_sum"
+	}
+	return "points"
+}
 
 // ParseRewardMode reads "points" (or "") or "zero_sum".
-func ParseRewardMode(s string) (RewardMode, error) { return spiel.ParseRewardMode(s) }
-
-// VecConfig configures a VecEnv.
-type VecConfig struct {
-	Params  Params
-	NumEnvs int
-	Seed    uint64
-	// LearnerSeats are the seats the caller plays; nil or empty means all
-	// seats (self-play). Other seats are played by Opponent inside Step.
-	LearnerSeats []int
-	// Opponent plays the non-learner seats ("random", "heuristic" or any
-	// registered bot); required when LearnerSeats leaves seats over.
-	Opponent string
-	// Opponents, instead of Opponent, names a bot per seat: "" on learner
-	// seats (a table of different bots). With no LearnerSeats, the seats
-	// whose entry is "" are the learner seats.
-	Opponents []string
-	Reward    RewardMode
-	// Workers is the number of goroutines stepping the batch; 0 means GOMAXPROCS.
-	Workers int
-	// Packed has the workers write the observation in its bit-packed
-	// transport form (ObsBits and ObsExtra, see obs.Packing), straight from
-	// each game's bit sets, instead of the byte tensor: Obs is then nil.
-	// MaskBits holds the mask's bits; Mask is still written.
-	Packed bool
-
-	// Bot, when set, plays the opponent seats (Opponent is then only its
-	// name); otherwise Opponent names one of this package's bots (NewBot).
-	// A server passes the bot its game registry made. Bots, when set, are
-	// the bots of Opponents, one per seat (nil on learner seats), likewise.
-	Bot  Bot
-	Bots []Bot
+func ParseRewardMode(s string) (RewardMode, error) {
+	switch s {
+	case "points", "":
+		return RewardPoints, nil
+	case "zero_sum":
+		return RewardZeroSum, nil
+	}
+	return 0, &ConfigError{"reward", s, `want "points" or "zero_sum"`}
 }
 
-// MaxNumEnvs bounds a VecEnv's size.
+// ZeroSum returns own minus the mean of the others' (n > 1 values): the one
+// definition of "own points minus the mean of the others".
+func ZeroSum[T float32 | float64](own, sum T, n int) T {
+	return own - (sum-own)/T(n-1)
+}
+
+// ConfigError names the VecConfig field that is wrong (as the wire names it).
+type ConfigError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Field, e.Value, e.Reason) }
+
+// MaxNumEnvs bounds a Vec's size.
 const MaxNumEnvs = 1 << 20
 
-// VecEnv steps N games at once, EnvPool-style: every output lives in a
-// preallocated structure-of-arrays buffer that each env writes its slot of.
-// Results depend only on the seed and actions, never on the worker count.
-// A VecEnv is not safe for concurrent use.
-type VecEnv struct {
-	cfg     VecConfig
-	game    *Game
-	layout  obs.Layout
-	n, p    int
-	learner [MaxPlayers]bool
-	bots    [MaxPlayers]Bot // per seat, nil on learner seats
+// Skip, as env i's action in Step, leaves env i as it is for that step.
+const Skip = -1
 
-	states []State
-	botRNG []RNG
-	recs   [][2]Record
-	recCur []uint8
-
-	obsBuf  []uint8
-	obsOwn  []uint8 // the VecEnv's own observation buffer (obsBuf when no target is set)
-	target  bool    // obsBuf is a caller's (SetObsTarget)
-	rewrite bool    // write every env's row at the next Step (obsOwn missed steps of a target)
-	mask    []uint8
-	packing obs.Packing
-	obsBits []uint8 // [N, packing.Bytes] when cfg.Packed
-	obsXtra []uint8 // [N, packing.ExtraBytes] when cfg.Packed
-	maskBit []uint8 // [N, MaskBytes] when cfg.Packed
-	player  []int8
-	rewards []float32
-	done    []uint8
-	scores  []int32
-	episode []int64
-
-	actions []int32 // the batch being stepped
-	mode    int     // what the workers do: opStep, opReset
-	work    sync.WaitGroup
-	wake    []chan struct{}
-	closed  bool
-	// failed is the first panic of a reset or step (a bot's, say), caught
-	// in whichever goroutine it happened; the VecEnv is broken after it.
-	failed atomic.Pointer[PanicError]
+// VecConfig configures a Vec of any game.
+type VecConfig struct {
+	NumEnvs int
+	Seed    uint64
+	// LearnerSeats are the seats the caller plays; empty means all.
+	LearnerSeats []int
+	// Opponent plays the other seats (its name, for the spec); Bot is the
+	// bot itself, made by the registry.
+	Opponent string
+	Bot      Bot
+	// Opponents, instead of Opponent, names a bot per seat: "" on learner
+	// seats (a table of different bots). Bots are those bots, nil on
+	// learner seats (Registry.SeatBots makes them). With no LearnerSeats,
+	// the seats whose entry is "" are the learner seats.
+	Opponents []string
+	Bots      []Bot
+	Reward    RewardMode
+	Workers   int // 0: GOMAXPROCS (a game's own kernel may use them)
+	Packed    bool
 }
 
-// PanicError is a panic caught inside a reset or step: in a worker
-// goroutine, a bot, or a goroutine a bot started. The VecEnv that caught it
-// is broken for good (its games are half-stepped): Step returns this error
-// and Err reports it. It is spiel's, the same for every game.
-type PanicError = spiel.PanicError
-
-// Recovered turns a value from recover() into a *PanicError, keeping the
-// stack of a panic already caught and passed on. Call it in the deferred
-// function that recovered, so the stack is the panicking one.
-func Recovered(p any) *PanicError {
-	if e, ok := p.(*PanicError); ok {
-		return e
-	}
-	return &PanicError{Value: p, Stack: debug.Stack()}
-}
-
-const (
-	opStep = iota
-	opReset
-)
-
-// NewVecEnv builds a batch and resets it with cfg.Seed.
-func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
-	g, err := NewGame(cfg.Params)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Params = g.params
-	p := g.params.Players
+// Check validates the parts of cfg every Vec shares, for a game of p
+// seats, and returns the learner seats sorted (nil for all).
+func (cfg *VecConfig) Check(p int) ([]int, error) {
 	if cfg.NumEnvs < 1 || cfg.NumEnvs > MaxNumEnvs {
-		return nil, fmt.Errorf("num_envs = %d: must be 1..%d", cfg.NumEnvs, MaxNumEnvs)
+		return nil, &ConfigError{"num_envs", cfg.NumEnvs, fmt.Sprintf("must be 1..%d", MaxNumEnvs)}
 	}
-	v := &VecEnv{cfg: cfg, game: g, layout: g.layout, n: cfg.NumEnvs, p: p}
-	var seats []int
+	var seen [64]bool
 	for _, s := range cfg.LearnerSeats {
 		if s < 0 || s >= p {
-			return nil, fmt.Errorf("learner seat %d: must be 0..%d", s, p-1)
+			return nil, &ConfigError{"learner_seats", s, fmt.Sprintf("learner seat must be 0..%d", p-1)}
 		}
-		if slices.Contains(seats, s) {
-			return nil, fmt.Errorf("learner seat %d given twice", s)
+		if seen[s] {
+			return nil, &ConfigError{"learner_seats", s, "learner seat given twice"}
 		}
-		seats = append(seats, s)
+		seen[s] = true
 	}
-	slices.Sort(seats)
-	if cfg.Opponents != nil {
+	seats := slices.Sorted(slices.Values(cfg.LearnerSeats))
+	if cfg.Opponents != nil || cfg.Bots != nil {
 		if cfg.Opponent != "" || cfg.Bot != nil {
-			return nil, errors.New("opponents: give opponent (one bot for every other seat) or opponents (a bot per seat), not both")
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", cfg.Opponents), "give opponent (one bot for every other seat) or opponents (a bot per seat), not both"}
 		}
-		if seats, err = spiel.CheckOpponents(p, seats, cfg.Opponents); err != nil {
+		var err error
+		if seats, err = CheckOpponents(p, seats, cfg.Opponents); err != nil {
 			return nil, err
+		}
+		if len(cfg.Bots) != p {
+			return nil, &ConfigError{"opponents", len(cfg.Bots), fmt.Sprintf("%d bots made for %d seats", len(cfg.Bots), p)}
+		}
+		for s, b := range cfg.Bots {
+			if (b == nil) != (cfg.Opponents[s] == "") {
+				return nil, &ConfigError{"opponents", cfg.Opponents[s], fmt.Sprintf("seat %d: the bot made does not match its name", s)}
+			}
+		}
+		return seats, cfg.checkReward()
+	}
+	if len(seats) == p {
+		seats = nil
+	}
+	if len(seats) > 0 && cfg.Bot == nil {
+		return nil, &ConfigError{"opponent", cfg.Opponent, "required when learner_seats leaves seats to play"}
+	}
+	return seats, cfg.checkReward()
+}
+
+func (cfg *VecConfig) checkReward() error {
+	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
+		return &ConfigError{"reward", int(cfg.Reward), "unknown reward mode"}
+	}
+	return nil
+}
+
+// CheckOpponents checks a per-seat list of bot names (opponents: "" on
+// learner seats) for a game of p seats against the learner seats given
+// (ascending, each 0..p-1 once; empty: the seats whose entry is ""), and
+// returns the learner seats (nil for all). The one rule for every Vec.
+func CheckOpponents(p int, seats []int, opponents []string) ([]int, error) {
+	if len(opponents) != p {
+		return nil, &ConfigError{"opponents", len(opponents), fmt.Sprintf("want a list of %d entries, one per seat (null or \"\" for learner seats)", p)}
+	}
+	if len(seats) == 0 {
+		for s, name := range opponents {
+			if name == "" {
+				seats = append(seats, s)
+			}
+		}
+		if len(seats) == 0 {
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", opponents), "every seat has a bot: leave at least one entry null for the caller to play"}
+		}
+	}
+	var learner [64]bool
+	for _, s := range seats {
+		learner[s] = true
+	}
+	for s, name := range opponents {
+		switch {
+		case learner[s] && name != "":
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", name), fmt.Sprintf("seat %d is a learner seat: its entry must be null", s)}
+		case !learner[s] && name == "":
+			return nil, &ConfigError{"opponents", "null", fmt.Sprintf("seat %d is not a learner seat: name the bot that plays it", s)}
 		}
 	}
 	if len(seats) == p {
 		seats = nil
 	}
-	v.cfg.LearnerSeats = seats
+	return seats, nil
+}
+
+// SeatBots returns the bot of each seat (nil for learner seats) of a Vec
+// of p seats built with cfg, after Check: Bots, or Bot on every seat
+// that is not a learner seat.
+func (cfg *VecConfig) SeatBots(p int, learner []bool) []Bot {
+	bots := make([]Bot, p)
+	for s := range p {
+		switch {
+		case learner[s]:
+		case cfg.Bots != nil:
+			bots[s] = cfg.Bots[s]
+		default:
+			bots[s] = cfg.Bot
+		}
+	}
+	return bots
+}
+
+// Vec steps N games at once into preallocated structure-of-arrays buffers
+// (EnvPool-style). Seat-indexed rows are in absolute seat order. Buffers
+// are valid until the next Reset or Step. Not safe for concurrent use.
+type Vec interface {
+	Game() Game
+	NumEnvs() int
+	LearnerSeats() []int // ascending, every seat for self-play
+	Obs() []uint8        // [N, D] observation of the seat to act (nil if packed)
+	Mask() []uint8       // [N, A] 1 = legal
+	Player() []int8      // [N] seat to act
+	Rewards() []float32  // [N, P] reward of this step
+	Done() []uint8       // [N] 1 where this step ended a game
+	Scores() []int32     // [N, P] returns of the game that just ended
+	Episode() []int64    // [N] games finished since the last reset
+	ObsBits() []uint8    // packed only: [N, Packing().Bytes]
+	ObsExtra() []uint8   // packed only: [N, Packing().ExtraBytes]
+	MaskBits() []uint8   // packed only: [N, ceil(A/8)]
+	Packing() obs.Packing
+	// Reset starts a new game in every env from (seed, env index).
+	Reset(seed uint64)
+	// ResetContinue starts new games continuing each env's streams.
+	ResetContinue()
+	// Step plays actions[i] in env i (Skip leaves it), then the opponents
+	// until a learner seat is to act; an ended game is reset in the same
+	// step (done = 1, scores set). An illegal action is an error naming the
+	// env and nothing changes.
+	Step(actions []int32) error
+	// SetObsTarget makes the following Resets and Steps write every env's
+	// observation row (a skipped env's too) into dst ([N, D]) instead of
+	// the Vec's own buffer, until SetObsTarget(nil); Obs() returns dst
+	// meanwhile, and the own buffer is stale after it until the next Reset
+	// or Step. For a caller that owns the memory answers go to (libdgenv:
+	// numpy's): one copy less per step. A packed Vec refuses.
+	SetObsTarget(dst []uint8) error
+	// Err is the panic that broke the Vec, or nil.
+	Err() error
+	Close()
+	// Record returns env k's last finished game (nil before one ends) and
+	// the game in progress.
+	Record(k int) (finished, current *Record, err error)
+}
+
+// Vectorizer is implemented by games that bring their own batch kernel.
+type Vectorizer interface {
+	NewVec(cfg VecConfig) (Vec, error)
+}
+
+// NewVec builds a Vec of g: the game's own kernel if it has one, else the
+// generic one.
+func NewVec(g Game, cfg VecConfig) (Vec, error) {
+	if v, ok := g.(Vectorizer); ok {
+		return v.NewVec(cfg)
+	}
+	return newGenericVec(g, cfg)
+}
+
+// ErrIllegalAction is wrapped by every *IllegalActionError.
+var ErrIllegalAction = errors.New("illegal action")
+
+// IllegalActionError says which action was refused and what was legal.
+type IllegalActionError struct {
+	Env    int // index in a batch; -1 for a single State
+	Player int
+	Action int
+	Legal  []int
+}
+
+func (e *IllegalActionError) Error() string {
+	where := ""
+	if e.Env >= 0 {
+		where = fmt.Sprintf("env %d: ", e.Env)
+	}
+	return fmt.Sprintf("%sillegal action %d for seat %d (legal: %v)", where, e.Action, e.Player, e.Legal)
+}
+
+func (e *IllegalActionError) Unwrap() error { return ErrIllegalAction }
+
+// PanicError is a panic caught while stepping: the Vec is broken after it.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
+
+// Resetter is implemented by states that can start a new game in place
+// (no allocation per game).
+type Resetter interface {
+	Reset(seed uint64)
+}
+
+// genericVec is the Vec of a game with no kernel of its own: one goroutine,
+// the State interface, two states per env (the game in progress and the
+// last finished one, kept for Record).
+type genericVec struct {
+	g                     Game
+	n, p, a, d            int
+	learner               []bool
+	bots                  []Bot // per seat, nil for learner seats
+	seats                 []int
+	cfg                   VecConfig
+	cur, prev             []State
+	ended                 []bool // prev holds a finished game
+	rng                   []RNG
+	seed                  uint64
+	games                 []uint64 // games started in env i since the reset
+	ret                   []float64
+	obsB, mask            []uint8
+	obsOwn                []uint8 // the own observation buffer (obsB without a target)
+	target                bool    // obsB is a caller's (SetObsTarget)
+	rewrite               bool    // write every env's row at the next Step (obsOwn missed steps of a target)
+	bits, extra, maskBits []uint8
+	packing               obs.Packing
+	player                []int8
+	rewards               []float32
+	done                  []uint8
+	scores                []int32
+	episode               []int64
+	scratch               []uint8 // one observation, for packing
+	failed                *PanicError
+	closed                bool
+}
+
+func newGenericVec(g Game, cfg VecConfig) (Vec, error) {
+	p := g.NumPlayers()
+	seats, err := cfg.Check(p)
+	if err != nil {
+		return nil, err
+	}
+	cfg.LearnerSeats = seats
+	n, a, d := cfg.NumEnvs, g.NumDistinctActions(), g.Observation().Size
+	v := &genericVec{g: g, n: n, p: p, a: a, d: d, cfg: cfg, learner: make([]bool, p),
+		cur: make([]State, n), prev: make([]State, n), ended: make([]bool, n), rng: make([]RNG, n),
+		games: make([]uint64, n), ret: make([]float64, 2*p), mask: make([]uint8, n*a),
+		player: make([]int8, n), rewards: make([]float32, n*p), done: make([]uint8, n),
+		scores: make([]int32, n*p), episode: make([]int64, n)}
 	for s := range p {
 		v.learner[s] = len(seats) == 0 || slices.Contains(seats, s)
-	}
-	if len(seats) > 0 && cfg.Opponents == nil && cfg.Opponent == "" && cfg.Bot == nil {
-		return nil, errors.New("opponent: required when learner_seats leaves seats to play")
-	}
-	if cfg.Bot == nil && cfg.Opponent != "" {
-		if cfg.Bot, err = NewBot(cfg.Opponent); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Bot != nil {
-		if err := checkBot(cfg.Opponent, cfg.Bot, g); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Bots != nil && len(cfg.Bots) != len(cfg.Opponents) {
-		return nil, fmt.Errorf("opponents: %d bots for %d names", len(cfg.Bots), len(cfg.Opponents))
-	}
-	for s := range p {
 		if v.learner[s] {
-			continue
+			v.seats = append(v.seats, s)
 		}
-		name, b := cfg.Opponent, cfg.Bot
-		if cfg.Opponents != nil {
-			name, b = cfg.Opponents[s], nil
-			if cfg.Bots != nil {
-				b = cfg.Bots[s]
-			}
-		}
-		if b == nil {
-			if b, err = NewBot(name); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkBot(name, b, g); err != nil {
-			return nil, err
-		}
-		v.bots[s] = b
 	}
-	if cfg.Reward != RewardPoints && cfg.Reward != RewardZeroSum {
-		return nil, fmt.Errorf("reward mode %d unknown", cfg.Reward)
-	}
-	n := v.n
-	v.states = make([]State, n)
-	v.botRNG = make([]RNG, n)
-	v.recs = make([][2]Record, n)
-	v.recCur = make([]uint8, n)
-	if !cfg.Packed {
-		v.obsOwn = make([]uint8, n*v.layout.Size)
-		v.obsBuf = v.obsOwn
-	}
-	v.mask = make([]uint8, n*NumActions)
+	v.bots = cfg.SeatBots(p, v.learner)
 	if cfg.Packed {
-		v.packing = v.layout.Packing()
-		v.obsBits = make([]uint8, n*v.packing.Bytes)
-		v.obsXtra = make([]uint8, n*v.packing.ExtraBytes)
-		v.maskBit = make([]uint8, n*MaskBytes)
-	}
-	v.player = make([]int8, n)
-	v.rewards = make([]float32, n*p)
-	v.done = make([]uint8, n)
-	v.scores = make([]int32, n*p)
-	v.episode = make([]int64, n)
-	v.actions = make([]int32, n)
-	for i := range v.recs {
-		for k := range v.recs[i] {
-			v.recs[i][k].reset(g.params)
-		}
-	}
-	w := cfg.Workers
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
-	}
-	w = min(w, max(1, n/minEnvsPerWorker))
-	v.wake = make([]chan struct{}, w-1)
-	for i := range v.wake {
-		v.wake[i] = make(chan struct{})
-		go v.worker(i+1, v.wake[i])
+		v.packing = g.Observation().Packing()
+		v.bits = make([]uint8, n*v.packing.Bytes)
+		v.extra = make([]uint8, n*v.packing.ExtraBytes)
+		v.maskBits = make([]uint8, n*obs.PackedLen(a))
+		v.scratch = make([]uint8, d)
+	} else {
+		v.obsOwn = make([]uint8, n*d)
+		v.obsB = v.obsOwn
 	}
 	v.Reset(cfg.Seed)
 	if err := v.Err(); err != nil {
-		v.Close()
 		return nil, err
 	}
 	return v, nil
 }
 
-// minEnvsPerWorker keeps tiny batches on one goroutine, where a hand-off
-// would cost more than the work.
-const minEnvsPerWorker = 64
+func (v *genericVec) Game() Game           { return v.g }
+func (v *genericVec) NumEnvs() int         { return v.n }
+func (v *genericVec) LearnerSeats() []int  { return slices.Clone(v.seats) }
+func (v *genericVec) Obs() []uint8         { return v.obsB }
+func (v *genericVec) Mask() []uint8        { return v.mask }
+func (v *genericVec) Player() []int8       { return v.player }
+func (v *genericVec) Rewards() []float32   { return v.rewards }
+func (v *genericVec) Done() []uint8        { return v.done }
+func (v *genericVec) Scores() []int32      { return v.scores }
+func (v *genericVec) Episode() []int64     { return v.episode }
+func (v *genericVec) ObsBits() []uint8     { return v.bits }
+func (v *genericVec) ObsExtra() []uint8    { return v.extra }
+func (v *genericVec) MaskBits() []uint8    { return v.maskBits }
+func (v *genericVec) Packing() obs.Packing { return v.packing }
+func (v *genericVec) Close()               { v.closed = true }
 
-// Close stops the worker goroutines. The buffers stay readable.
-func (v *VecEnv) Close() {
-	if v.closed {
+func (v *genericVec) Err() error {
+	if v.failed != nil {
+		return v.failed
+	}
+	return nil
+}
+
+// gameSeed is the seed of env i's k-th game: splitmix64 of (seed, i, k).
+func gameSeed(seed uint64, i int, k uint64) uint64 {
+	z := seed ^ (uint64(i)+1)*0x9E3779B97F4A7C15 ^ (k+1)*0xBF58476D1CE4E5B9
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+func (v *genericVec) guard(f func()) {
+	if v.failed != nil {
 		return
 	}
-	v.closed = true
-	for _, c := range v.wake {
-		close(c)
-	}
-}
-
-// Err returns the panic that broke the VecEnv (a *PanicError), or nil.
-func (v *VecEnv) Err() error {
-	if p := v.failed.Load(); p != nil {
-		return p
-	}
-	return nil
-}
-
-// Config returns the configuration (defaults filled in).
-func (v *VecEnv) Config() VecConfig { return v.cfg }
-
-// Game returns the game configuration.
-func (v *VecEnv) Game() *Game { return v.game }
-
-// Layout is the observation layout.
-func (v *VecEnv) Layout() obs.Layout { return v.layout }
-
-// NumEnvs is N.
-func (v *VecEnv) NumEnvs() int { return v.n }
-
-// LearnerSeats are the seats the caller plays, ascending.
-func (v *VecEnv) LearnerSeats() []int {
-	var out []int
-	for s := range v.p {
-		if v.learner[s] {
-			out = append(out, s)
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(*PanicError); ok {
+				v.failed = e
+			} else {
+				v.failed = &PanicError{Value: p, Stack: debug.Stack()}
+			}
 		}
-	}
-	return out
+	}()
+	f()
 }
 
-// Output buffers, valid until the next Reset or Step, which overwrite them.
-// Seat-indexed rows are in absolute seat order.
-func (v *VecEnv) Obs() []uint8       { return v.obsBuf }  // [N, D] observation of the seat to act (nil if Packed)
-func (v *VecEnv) Mask() []uint8      { return v.mask }    // [N, 90] 1 = legal
-func (v *VecEnv) Player() []int8     { return v.player }  // [N] seat to act
-func (v *VecEnv) Rewards() []float32 { return v.rewards } // [N, P] reward of this step
-func (v *VecEnv) Done() []uint8      { return v.done }    // [N] 1 where this step ended a game
-func (v *VecEnv) Scores() []int32    { return v.scores }  // [N, P] totals of the game that just ended
-func (v *VecEnv) Episode() []int64   { return v.episode } // [N] games finished so far
-
-// The packed outputs (nil unless VecConfig.Packed): bits of Obs, the bytes
-// of its sections above 1 (Packing().Extra) and bits of Mask.
-func (v *VecEnv) ObsBits() []uint8  { return v.obsBits } // [N, Packing().Bytes]
-func (v *VecEnv) ObsExtra() []uint8 { return v.obsXtra } // [N, Packing().ExtraBytes]
-func (v *VecEnv) MaskBits() []uint8 { return v.maskBit } // [N, MaskBytes]
-
-// Packing describes ObsBits and ObsExtra (zero unless VecConfig.Packed).
-func (v *VecEnv) Packing() obs.Packing { return v.packing }
-
-// MaskBytes is the size of one packed legal-action mask: 90 bits.
-const MaskBytes = (NumActions + 7) / 8
-
-// State gives read access to env i's game. Callers must not modify it.
-func (v *VecEnv) State(i int) *State { return &v.states[i] }
-
-// Reset starts a new game in every env, with each env's RNG streams
-// re-derived from (seed, env index), and zeroes the episode counters. A
-// panic inside it (a bot's) breaks the VecEnv: see Err.
-func (v *VecEnv) Reset(seed uint64) {
+func (v *genericVec) Reset(seed uint64) {
+	v.seed = seed
 	for i := range v.n {
-		v.states[i] = State{game: v.game, rng: NewRNG(seed, uint64(i)*2)}
-		v.botRNG[i] = NewRNG(seed, uint64(i)*2+1)
-		v.recCur[i] = 0
-		v.states[i].rec = &v.recs[i][0]
-		v.recs[i][1].reset(v.game.params)
-		v.episode[i] = 0
+		v.rng[i] = NewRNG(seed, uint64(i))
+		v.games[i] = 0
+		v.ended[i] = false
 	}
-	v.run(opReset)
+	v.ResetContinue()
+}
+
+func (v *genericVec) ResetContinue() {
+	v.guard(func() {
+		for i := range v.n {
+			v.episode[i] = 0
+			v.done[i] = 0
+			clear(v.rewards[i*v.p : (i+1)*v.p])
+			clear(v.scores[i*v.p : (i+1)*v.p])
+			v.newGame(i)
+			v.playOpponents(i)
+			v.emit(i)
+		}
+	})
 	v.rewrite = v.target
 }
 
-// ResetContinue starts a new game in every env, continuing each env's RNG
-// streams (so the new games differ from the ones before).
-func (v *VecEnv) ResetContinue() {
-	for i := range v.n {
-		v.episode[i] = 0
+// newGame starts env i's next game in cur, keeping a finished one in prev.
+func (v *genericVec) newGame(i int) {
+	seed := gameSeed(v.seed, i, v.games[i])
+	v.games[i]++
+	if v.cur[i] != nil && v.cur[i].IsTerminal() {
+		v.cur[i], v.prev[i] = v.prev[i], v.cur[i]
+		v.ended[i] = true
 	}
-	v.run(opReset)
-	v.rewrite = v.target
+	if r, ok := v.cur[i].(Resetter); ok && v.cur[i] != nil {
+		r.Reset(seed)
+		return
+	}
+	v.cur[i] = v.g.NewInitialState(seed)
 }
 
-// SetObsTarget makes the following Resets and Steps write the observations
-// into dst ([N, D], row i for env i) instead of the VecEnv's own buffer,
-// until SetObsTarget(nil); Obs() returns dst meanwhile. Every row is written
-// at every Reset and Step, a skipped env's too (its observation is encoded
-// again from its unchanged state), so dst needs no earlier contents. It is
-// for a caller that owns the memory its answers go to (libdgenv writes
-// straight into the numpy array a step returns): one copy of the largest
-// output less per step. After SetObsTarget(nil) the own buffer is written
-// whole again by the next Reset or Step (until then Obs() holds old rows).
-// A packed VecEnv has no observation rows: it refuses.
-func (v *VecEnv) SetObsTarget(dst []uint8) error {
-	if dst == nil {
-		v.obsBuf, v.target = v.obsOwn, false
-		return nil
-	}
-	if v.cfg.Packed {
-		return errors.New("vecenv: a packed VecEnv has no observation rows to redirect")
-	}
-	if len(dst) != len(v.obsOwn) {
-		return fmt.Errorf("vecenv: observation target of %d bytes, want %d (N x D)", len(dst), len(v.obsOwn))
-	}
-	v.obsBuf, v.target, v.rewrite = dst, true, true
-	return nil
-}
-
-// Skip, as env i's action in Step, leaves env i as it is for that step:
-// nothing is played, its rewards are 0, done is 0, and its observation, mask
-// and player stay those of the previous answer. A client whose auto-reset
-// comes one step after the end (Gymnasium's NEXT_STEP) sends it for the envs
-// whose next game it has not shown yet.
-const Skip = -1
-
-// Step plays actions[i] in env i for the seat to act, then (with learner
-// seats) the opponents until a learner seat is to act. An env whose game
-// ends is reset in the same step (done = 1, scores set). Every action is
-// checked first: if any is illegal, Step returns an *IllegalActionError
-// naming the first such env and nothing changes. An action of Skip leaves
-// its env as it is (see Skip).
-func (v *VecEnv) Step(actions []int32) error {
+func (v *genericVec) Step(actions []int32) error {
 	if v.closed {
-		return errors.New("vecenv: closed")
+		return errors.New("vec: closed")
 	}
-	if p := v.failed.Load(); p != nil {
-		return p
+	if v.failed != nil {
+		return v.failed
 	}
 	if len(actions) != v.n {
 		return fmt.Errorf("%d actions for %d envs", len(actions), v.n)
@@ -398,161 +445,111 @@ func (v *VecEnv) Step(actions []int32) error {
 		if a == Skip {
 			continue
 		}
-		if a < 0 || a >= NumActions || v.mask[i*NumActions+int(a)] == 0 {
-			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: v.states[i].LegalActions()}
+		if a < 0 || int(a) >= v.a || v.mask[i*v.a+int(a)] == 0 {
+			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: LegalActions(v.cur[i])}
 		}
 	}
-	copy(v.actions, actions)
-	v.run(opStep)
-	v.rewrite = v.target
-	if p := v.failed.Load(); p != nil {
-		return p
-	}
-	return nil
-}
-
-// run does v.mode over all envs, split in contiguous chunks over the
-// workers. A broken VecEnv does nothing.
-func (v *VecEnv) run(mode int) {
-	if v.failed.Load() != nil {
-		return
-	}
-	v.mode = mode
-	v.work.Add(len(v.wake))
-	for _, c := range v.wake {
-		c <- struct{}{}
-	}
-	v.safeChunk(0)
-	v.work.Wait()
-}
-
-func (v *VecEnv) worker(id int, wake chan struct{}) {
-	for range wake {
-		v.safeChunk(id)
-		v.work.Done()
-	}
-}
-
-// safeChunk runs chunk, turning a panic into v.failed: a panic in a worker
-// goroutine would otherwise end the whole process.
-func (v *VecEnv) safeChunk(id int) {
-	defer func() {
-		if p := recover(); p != nil {
-			v.failed.CompareAndSwap(nil, Recovered(p))
-		}
-	}()
-	v.chunk(id)
-}
-
-func (v *VecEnv) chunk(id int) {
-	w := len(v.wake) + 1
-	lo, hi := id*v.n/w, (id+1)*v.n/w
-	switch v.mode {
-	case opStep:
-		for i := lo; i < hi; i++ {
-			v.stepEnv(i)
-		}
-	case opReset:
-		for i := lo; i < hi; i++ {
-			v.resetEnv(i)
-		}
-	}
-}
-
-func (v *VecEnv) resetEnv(i int) {
-	s := &v.states[i]
-	clear(v.rewards[i*v.p : (i+1)*v.p])
-	clear(v.scores[i*v.p : (i+1)*v.p])
-	v.done[i] = 0
-	v.recCur[i] = 0
-	s.rec = &v.recs[i][0]
-	s.newGame()
-	v.playOpponents(i)
-	v.emit(i)
-}
-
-func (v *VecEnv) stepEnv(i int) {
-	rew := v.rewards[i*v.p : (i+1)*v.p]
-	clear(rew)
-	if v.done[i] != 0 {
-		clear(v.scores[i*v.p : (i+1)*v.p])
-		v.done[i] = 0
-	}
-	if v.actions[i] == Skip {
-		if v.rewrite { // its row has to be written (the state is unchanged)
+	v.guard(func() {
+		for i, a := range actions {
+			rew := v.rewards[i*v.p : (i+1)*v.p]
+			clear(rew)
+			if v.done[i] != 0 {
+				clear(v.scores[i*v.p : (i+1)*v.p])
+				v.done[i] = 0
+			}
+			if a == Skip {
+				if v.rewrite { // write the unchanged state's row (a caller's buffer, or the own one after one)
+					v.emit(i)
+				}
+				continue
+			}
+			v.play(i, int(a))
+			v.playOpponents(i)
 			v.emit(i)
 		}
-		return
-	}
-	v.play(i, Action(v.actions[i]))
-	v.playOpponents(i)
-	v.emit(i)
+	})
+	v.rewrite = v.target
+	return v.Err()
 }
 
-func (v *VecEnv) playOpponents(i int) {
-	s := &v.states[i]
-	for !v.learner[s.current()] {
-		v.play(i, v.bots[s.current()].Act(s, &v.botRNG[i]))
+func (v *genericVec) playOpponents(i int) {
+	for s := v.cur[i]; !s.IsTerminal() && !v.learner[s.CurrentPlayer()]; s = v.cur[i] {
+		v.play(i, v.bots[s.CurrentPlayer()].Act(s, &v.rng[i]))
 	}
 }
 
-// play applies one action to env i, adds deal rewards, and on the game's
-// end reports it and starts the next game.
-func (v *VecEnv) play(i int, a Action) {
-	s := &v.states[i]
-	s.apply(a)
-	if !s.dealEnded {
-		return
-	}
+// play applies a to env i, adds the change of returns to the rewards, and
+// on the game's end reports it and starts the next.
+func (v *genericVec) play(i int, a int) {
+	s := v.cur[i]
+	before, after := v.ret[:v.p], v.ret[v.p:]
+	s.WriteReturns(before)
+	s.ApplyUnchecked(a)
+	s.WriteReturns(after)
 	rew := v.rewards[i*v.p : (i+1)*v.p]
-	var sum int32
+	var sum float64
 	for seat := range v.p {
-		sum += s.lastDeal[seat]
+		after[seat] -= before[seat]
+		sum += after[seat]
 	}
 	for seat := range v.p {
-		r := float32(s.lastDeal[seat])
+		r := after[seat]
 		if v.cfg.Reward == RewardZeroSum {
-			r = spiel.ZeroSum(r, float32(sum), v.p)
+			r = ZeroSum(r, sum, v.p)
 		}
-		rew[seat] += r
+		rew[seat] += float32(r)
 	}
-	if !s.terminal {
+	if !s.IsTerminal() {
 		return
 	}
 	v.done[i] = 1
-	copy(v.scores[i*v.p:(i+1)*v.p], s.b.Totals[:v.p])
+	s.WriteReturns(after)
+	for seat := range v.p {
+		v.scores[i*v.p+seat] = int32(math.Round(after[seat]))
+	}
 	v.episode[i]++
-	v.recCur[i] ^= 1
-	s.rec = &v.recs[i][v.recCur[i]]
-	s.newGame()
+	v.newGame(i)
 }
 
-func (v *VecEnv) emit(i int) {
-	s := &v.states[i]
-	p := s.current()
+func (v *genericVec) emit(i int) {
+	s := v.cur[i]
+	p := s.CurrentPlayer()
 	v.player[i] = int8(p)
-	m := v.mask[i*NumActions : (i+1)*NumActions]
+	m := v.mask[i*v.a : (i+1)*v.a]
 	s.WriteMask(m)
 	if v.cfg.Packed {
+		s.WriteObservation(v.scratch, p)
 		pk := &v.packing
-		v.layout.EncodeBits(v.obsBits[i*pk.Bytes:(i+1)*pk.Bytes], v.obsXtra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], &s.b, p)
-		obs.PackBits(v.maskBit[i*MaskBytes:(i+1)*MaskBytes], m)
+		obs.PackBits(v.bits[i*pk.Bytes:(i+1)*pk.Bytes], v.scratch)
+		pk.PackExtra(v.extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], v.scratch)
+		mb := obs.PackedLen(v.a)
+		obs.PackBits(v.maskBits[i*mb:(i+1)*mb], m)
 		return
 	}
-	v.layout.EncodePlanes(v.obsBuf[i*v.layout.Size:(i+1)*v.layout.Size], &s.b, &s.pl, p)
+	s.WriteObservation(v.obsB[i*v.d:(i+1)*v.d], p)
 }
 
-// Record returns copies of env k's last finished game (nil before the first
-// ends) and of the game in progress.
-func (v *VecEnv) Record(k int) (finished, current *Record, err error) {
+func (v *genericVec) SetObsTarget(dst []uint8) error {
+	if dst == nil {
+		v.obsB, v.target = v.obsOwn, false
+		return nil
+	}
+	if v.cfg.Packed {
+		return errors.New("vec: a packed Vec has no observation rows to redirect")
+	}
+	if len(dst) != len(v.obsOwn) {
+		return fmt.Errorf("vec: observation target of %d bytes, want %d (N x D)", len(dst), len(v.obsOwn))
+	}
+	v.obsB, v.target, v.rewrite = dst, true, true
+	return nil
+}
+
+func (v *genericVec) Record(k int) (finished, current *Record, err error) {
 	if k < 0 || k >= v.n {
-		return nil, nil, fmt.Errorf("env %d: must be 0..%d", k, v.n-1)
+		return nil, nil, &ConfigError{"k", k, fmt.Sprintf("env must be 0..%d", v.n-1)}
 	}
-	cur := v.recCur[k]
-	v.states[k].syncRecord()
-	current = v.recs[k][cur].Clone()
-	if v.episode[k] > 0 {
-		finished = v.recs[k][cur^1].Clone()
+	if v.ended[k] && v.episode[k] > 0 {
+		finished = RecordOf(v.prev[k])
 	}
-	return finished, current, nil
+	return finished, RecordOf(v.cur[k]), nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -305,11 +305,11 @@ func (b *packedBatch) unpack(tb testing.TB, ps *packedSpec, n, d int) batch {
 			k += copy(row[sp.Offset:sp.Offset+sp.Length], b.ObsExtra.Data[k:k+sp.Length])
 		}
 		o = append(o, row...)
-		m = append(m, bits(b.MaskBits.Data, i, ps.MaskBytes, env.NumActions)...)
+		m = append(m, bits(b.MaskBits.Data, i, ps.MaskBytes, card.NumActions)...)
 	}
 	return batch{
 		Obs:    tensor{Dtype: "<u1", Shape: []int{n, d}, Data: o},
-		Mask:   tensor{Dtype: "<u1", Shape: []int{n, env.NumActions}, Data: m},
+		Mask:   tensor{Dtype: "<u1", Shape: []int{n, card.NumActions}, Data: m},
 		Player: b.Player, Rewards: b.Rewards, Done: b.Done, Scores: b.Scores, Episode: b.Episode,
 	}
 }
@@ -449,8 +449,8 @@ func TestStepRefusals(t *testing.T) {
 				assert.Equal(t, 2, *e.Error.Env, "illegal_action names the env")
 				assert.Equal(t, int(bad[2]), *e.Error.Action, "illegal_action names the action")
 				var legal []int
-				for a := range env.NumActions {
-					if mask[2*env.NumActions+a] == 1 {
+				for a := range card.NumActions {
+					if mask[2*card.NumActions+a] == 1 {
 						legal = append(legal, a)
 					}
 				}
@@ -473,7 +473,7 @@ func TestStepSkip(t *testing.T) {
 	d := len(cur.Obs.Data) / n
 	for round, ct := range []string{ctMsgpack, ctJSON} {
 		actions := legalActions(cur.Mask.Data, n, func(i, k int) int { return 0 })
-		actions[1] = env.Skip
+		actions[1] = card.Skip
 		var body []byte
 		if ct == ctJSON {
 			body = js(t, map[string]any{"actions": []int{int(actions[0]), -1, int(actions[2])}})
@@ -485,7 +485,7 @@ func TestStepSkip(t *testing.T) {
 		var next batch
 		decodeAnswer(t, a, &next)
 		assert.Equal(t, cur.Obs.Data[d:2*d], next.Obs.Data[d:2*d], "round %d: skipped env's obs changed", round)
-		assert.Equal(t, cur.Mask.Data[env.NumActions:2*env.NumActions], next.Mask.Data[env.NumActions:2*env.NumActions], "round %d: skipped env's mask changed", round)
+		assert.Equal(t, cur.Mask.Data[card.NumActions:2*card.NumActions], next.Mask.Data[card.NumActions:2*card.NumActions], "round %d: skipped env's mask changed", round)
 		assert.NotEqual(t, cur.Obs.Data[:d], next.Obs.Data[:d], "round %d: env 0 did not step", round)
 		cur = next
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
@@ -117,13 +117,13 @@ func TestActRequestsCountAgainstTheBudget(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := &client{tb: t, h: srv.Handler()}
 	act := func(n int) answer {
-		mask := make([]byte, n*env.NumActions)
+		mask := make([]byte, n*card.NumActions)
 		for r := range n {
-			mask[r*env.NumActions] = 1
+			mask[r*card.NumActions] = 1
 		}
 		return c.do("POST", "/v1/policies/parity/act", ctMsgpack, mp(t, map[string]any{
 			"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": make([]byte, n*874)},
-			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, card.NumActions}, "data": mask},
 		}))
 	}
 	require.Equal(t, http.StatusOK, act(4096).Status)

@@ -16,7 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // format is a body encoding.
@@ -453,7 +453,7 @@ func (g *gameRequest) set(k string, v any) {
 	if v == nil {
 		return // null: the default, as for every optional field
 	}
-	if n, ok := spiel.AsInt(v); ok {
+	if n, ok := env.AsInt(v); ok {
 		v = n
 	}
 	if g.Params == nil {

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/duel"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -130,7 +130,7 @@ func TestDuelThroughTheServer(t *testing.T) {
 					require.Nil(t, r.Finished.Deals)
 					require.NotNil(t, r.Finished.Seed)
 					assert.Equal(t, []float64{float64(sc[0]), float64(sc[1])}, r.Finished.Returns)
-					rec := &spiel.Record{Game: "duel", Values: spiel.Values{"max_rounds": rounds},
+					rec := &env.Record{Game: "duel", Values: env.Values{"max_rounds": rounds},
 						Actions: r.Finished.Actions, Returns: r.Finished.Returns, Terminal: true, HasSeed: true, Seed: *r.Finished.Seed}
 					st, err := rec.Replay(games.Default())
 					require.NoError(t, err, "env %d's finished record replays", i)
@@ -143,7 +143,7 @@ func TestDuelThroughTheServer(t *testing.T) {
 					}
 					require.NotNil(t, r.Current, "env %d: the next game has begun", i)
 					require.NotNil(t, r.Current.Seed)
-					next := &spiel.Record{Game: "duel", Values: spiel.Values{"max_rounds": rounds}, Actions: r.Current.Actions, HasSeed: true, Seed: *r.Current.Seed}
+					next := &env.Record{Game: "duel", Values: env.Values{"max_rounds": rounds}, Actions: r.Current.Actions, HasSeed: true, Seed: *r.Current.Seed}
 					for _, seat := range tc.learner {
 						assert.Empty(t, learnerActions(t, next, seat), "env %d: the next game's record holds only the bots' opening actions", i)
 					}
@@ -165,7 +165,7 @@ func recordOf(t *testing.T, c *client, id string, k int) struct{ Finished, Curre
 }
 
 // learnerActions replays rec and returns the actions seat took.
-func learnerActions(t *testing.T, rec *spiel.Record, seat int) []int {
+func learnerActions(t *testing.T, rec *env.Record, seat int) []int {
 	typ, err := games.Default().Lookup(rec.Game)
 	require.NoError(t, err)
 	g, err := typ.Make(rec.Values)

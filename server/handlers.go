@@ -12,8 +12,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -98,8 +98,8 @@ func (s *Server) sessionResponse(sess *session) createResponse {
 
 // sessionPlan is a checked create request: the game and the engine's config.
 type sessionPlan struct {
-	g        spiel.Game
-	vc       spiel.VecConfig
+	g        env.Game
+	vc       env.VecConfig
 	obsDtype string
 }
 
@@ -153,7 +153,7 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 		e.Details = map[string]any{"field": "num_envs"}
 		return plan, e
 	}
-	mode, err := spiel.ParseRewardMode(req.Reward)
+	mode, err := env.ParseRewardMode(req.Reward)
 	if err != nil {
 		return plan, engineError(err)
 	}
@@ -188,7 +188,7 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 		len(req.LearnerSeats) > 0 && len(req.LearnerSeats) < g.NumPlayers() {
 		opponent, defaulted = def, true
 	}
-	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: opponent,
+	vc := env.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: opponent,
 		Reward: mode, Workers: s.cfg.Engine.Workers, Packed: packed}
 	if req.Opponents != nil {
 		if req.Opponent != "" {
@@ -239,12 +239,12 @@ func (s *Server) plan(req *createRequest) (sessionPlan, *Error) {
 // costlyBot names a costly bot (search) that plays a seat of vc's envs, or
 // is "". An env with any such seat counts once against the search caps,
 // however many of its seats the bot plays (as with one opponent).
-func costlyBot(vc spiel.VecConfig) string {
-	if vc.Bot != nil && spiel.IsCostly(vc.Bot) {
+func costlyBot(vc env.VecConfig) string {
+	if vc.Bot != nil && env.IsCostly(vc.Bot) {
 		return vc.Opponent
 	}
 	for s, b := range vc.Bots {
-		if b != nil && spiel.IsCostly(b) {
+		if b != nil && env.IsCostly(b) {
 			return vc.Opponents[s]
 		}
 	}
@@ -283,9 +283,9 @@ func (s *Server) newSession(plan sessionPlan) (*session, *Error) {
 		return nil, asError(err)
 	}
 	g, vc := plan.g, plan.vc
-	v, err := spiel.NewVec(g, vc)
+	v, err := env.NewVec(g, vc)
 	if err != nil {
-		var pe *spiel.PanicError
+		var pe *env.PanicError
 		if errors.As(err, &pe) {
 			s.log.Error("panic creating a session", "panic", pe.Value, "stack", string(pe.Stack))
 			if e := opponentFailure(pe); e != nil {
@@ -431,7 +431,7 @@ func (s *Server) step(c *gin.Context) {
 			s.broken(c, out, sess, err)
 			return
 		}
-		var ia *spiel.IllegalActionError
+		var ia *env.IllegalActionError
 		if errors.As(err, &ia) {
 			e := Errorf(CodeIllegalAction, "%v; no env was stepped", err)
 			legal := ia.Legal
@@ -457,7 +457,7 @@ func (s *Server) step(c *gin.Context) {
 // bug, say): its games are half-stepped, so it is deleted, and the request
 // answers 500. The server goes on.
 func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
-	var pe *spiel.PanicError
+	var pe *env.PanicError
 	if errors.As(err, &pe) {
 		s.log.Error("panic in a session's env: session deleted", "session", logID(sess.id), "panic", pe.Value, "stack", string(pe.Stack))
 	}
@@ -472,7 +472,7 @@ func (s *Server) broken(c *gin.Context, out format, sess *session, err error) {
 
 // opponentFailure is the error of a panic that is not a bug of the server
 // but an opponent's policy file unfit to play (policy.ErrNonFinite), or nil.
-func opponentFailure(pe *spiel.PanicError) error {
+func opponentFailure(pe *env.PanicError) error {
 	if pe == nil {
 		return nil
 	}

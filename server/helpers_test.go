@@ -16,7 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -47,7 +47,7 @@ func newServer(tb testing.TB, mutate ...func(*server.Config)) *server.Server {
 }
 
 // newServerOf builds a server of the games in reg, closed at the end of the test.
-func newServerOf(tb testing.TB, reg *spiel.Registry, mutate ...func(*server.Config)) *server.Server {
+func newServerOf(tb testing.TB, reg *env.Registry, mutate ...func(*server.Config)) *server.Server {
 	tb.Helper()
 	srv, err := server.New(testConfig(mutate...), nil, server.WithGames(reg))
 	require.NoError(tb, err)
@@ -310,8 +310,8 @@ func legalActions(mask []byte, n int, pick func(i, count int) int) []int32 {
 
 // illegalAction returns an in-range action that is not legal in env i.
 func illegalAction(mask []byte, i int) int32 {
-	for a := range env.NumActions {
-		if mask[i*env.NumActions+a] == 0 {
+	for a := range card.NumActions {
+		if mask[i*card.NumActions+a] == 0 {
 			return int32(a)
 		}
 	}

@@ -5,13 +5,12 @@ import (
 	"math"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // costOf works out the worst case of a session of n envs of game g with
 // observations as obsDtype ("<u1"/"<f4") or bit-packed: env.CostOf, the
 // estimate the in-process library checks too.
-func costOf(n int, g spiel.Game, obsDtype string, packed bool) env.SessionCost {
+func costOf(n int, g env.Game, obsDtype string, packed bool) env.SessionCost {
 	return env.CostOf(n, g, obsDtype == dtypeF4, packed)
 }
 

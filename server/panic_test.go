@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
@@ -21,11 +22,11 @@ type explodingBot struct {
 	after int64
 }
 
-func (b explodingBot) Act(s *env.State, rng *env.RNG) env.Action {
+func (b explodingBot) Act(s *card.State, rng *env.RNG) card.Action {
 	if b.calls.Add(1) > b.after {
 		panic("bot exploded")
 	}
-	return env.RandomBot{}.Act(s, rng)
+	return card.RandomBot{}.Act(s, rng)
 }
 
 // TestPanicInAWorkerEndsTheRequestAndTheSession: a bot panicking in a
@@ -34,7 +35,7 @@ func (b explodingBot) Act(s *env.State, rng *env.RNG) env.Action {
 func TestPanicInAWorkerEndsTheRequestAndTheSession(t *testing.T) {
 	var calls atomic.Int64
 	reg := games.Default()
-	require.NoError(t, reg.RegisterBot(env.GameName, "test-exploding", env.SpielBot(func() env.Bot { return explodingBot{calls: &calls, after: 20000} })))
+	require.NoError(t, reg.RegisterBot(card.GameName, "test-exploding", card.SpielBot(func() card.Bot { return explodingBot{calls: &calls, after: 20000} })))
 	srv := newServerOf(t, reg)
 	c := &client{tb: t, h: srv.Handler()}
 	other := c.create(map[string]any{"num_envs": 2, "seed": 1}).Session
@@ -76,13 +77,13 @@ func TestPanicInAnActWorkerAnswers500(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := &client{tb: t, h: srv.Handler()}
 	const n = 512 // several workers
-	mask := make([]byte, n*env.NumActions)
+	mask := make([]byte, n*card.NumActions)
 	for r := range n {
-		mask[r*env.NumActions] = 1
+		mask[r*card.NumActions] = 1
 	}
 	body := mp(t, map[string]any{
 		"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": make([]byte, n*874)},
-		"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+		"mask": map[string]any{"dtype": "<u1", "shape": []int{n, card.NumActions}, "data": mask},
 	})
 	server.SetActHook(func(lo, hi int) {
 		if lo > 0 {

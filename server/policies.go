@@ -13,8 +13,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
@@ -35,7 +35,7 @@ func WithPolicies(ps map[string]*policy.Policy) Option {
 // WithGames serves the games of reg (cmd/ passes games.Default(), a test
 // build adds its own). Without it a server serves games.Default(). Trained
 // policies become bots of the card game in reg.
-func WithGames(reg *spiel.Registry) Option {
+func WithGames(reg *env.Registry) Option {
 	return func(s *Server) { s.games = reg }
 }
 
@@ -140,7 +140,7 @@ func (s *Server) act(c *gin.Context) {
 	// (seed, row), so the answer does not depend on the split.
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
-	var failed atomic.Pointer[env.PanicError]
+	var failed atomic.Pointer[card.PanicError]
 	var nonFinite atomic.Pointer[error]
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
@@ -150,7 +150,7 @@ func (s *Server) act(c *gin.Context) {
 			// A panic here would end the process: catch it, answer 500.
 			defer func() {
 				if p := recover(); p != nil {
-					failed.CompareAndSwap(nil, env.Recovered(p))
+					failed.CompareAndSwap(nil, card.Recovered(p))
 				}
 			}()
 			if testHookAct != nil {

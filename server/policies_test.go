@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
@@ -78,7 +78,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 		require.Equal(t, "policy:parity", p.Bot)
 		require.Equal(t, hex.EncodeToString(sum[:]), p.SHA256)
 		require.Equal(t, 874, p.ObsSize)
-		require.Equal(t, env.NumActions, p.NumActions)
+		require.Equal(t, card.NumActions, p.NumActions)
 		require.Equal(t, "david_goliath", p.Game["name"])
 		require.EqualValues(t, 4, p.Game["players"])
 	})
@@ -89,10 +89,10 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 	for _, r := range pc.Obs {
 		obsU8 = append(obsU8, r...)
 	}
-	mask := make([]byte, n*env.NumActions)
+	mask := make([]byte, n*card.NumActions)
 	for r := range n {
-		for a := 0; a < env.NumActions; a += 3 + r {
-			mask[r*env.NumActions+a] = 1
+		for a := 0; a < card.NumActions; a += 3 + r {
+			mask[r*card.NumActions+a] = 1
 		}
 	}
 	for _, dtype := range []string{"<u1", "|u1", "<f4"} {
@@ -106,7 +106,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 			}
 			body := mp(t, map[string]any{
 				"obs":    map[string]any{"dtype": dtype, "shape": []int{n, 874}, "data": data},
-				"mask":   map[string]any{"dtype": "|u1", "shape": []int{n, env.NumActions}, "data": mask},
+				"mask":   map[string]any{"dtype": "|u1", "shape": []int{n, card.NumActions}, "data": mask},
 				"logits": true,
 			})
 			a := c.do("POST", "/v1/policies/parity/act", ctMsgpack, body)
@@ -119,10 +119,10 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 			require.Len(t, actions, n)
 			for r := range n {
 				best := -1
-				for a := range env.NumActions {
-					got, want := logits[r*env.NumActions+a], pc.Logits[r][a]
+				for a := range card.NumActions {
+					got, want := logits[r*card.NumActions+a], pc.Logits[r][a]
 					require.InDelta(t, want, got, 1e-4, "row %d action %d logit", r, a)
-					if mask[r*env.NumActions+a] == 1 && (best < 0 || pc.Logits[r][a] > pc.Logits[r][best]) {
+					if mask[r*card.NumActions+a] == 1 && (best < 0 || pc.Logits[r][a] > pc.Logits[r][best]) {
 						best = a
 					}
 				}
@@ -134,7 +134,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 	t.Run("sampled actions are legal and repeat with the seed", func(t *testing.T) {
 		req := map[string]any{
 			"obs":    map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obsU8},
-			"mask":   map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+			"mask":   map[string]any{"dtype": "<u1", "shape": []int{n, card.NumActions}, "data": mask},
 			"greedy": false, "seed": 5, "temperature": 2.0,
 		}
 		var first []int32
@@ -145,7 +145,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 			decodeAnswer(t, a, &ans)
 			acts := le[int32](ans.Actions.Data)
 			for r, x := range acts {
-				require.Equal(t, byte(1), mask[r*env.NumActions+int(x)], "row %d sampled illegal %d", r, x)
+				require.Equal(t, byte(1), mask[r*card.NumActions+int(x)], "row %d sampled illegal %d", r, x)
 			}
 			if first == nil {
 				first = acts
@@ -156,7 +156,7 @@ func TestPoliciesAreListedAndAct(t *testing.T) {
 	})
 
 	t.Run("bad act requests are refused", func(t *testing.T) {
-		noLegal := make([]byte, n*env.NumActions)
+		noLegal := make([]byte, n*card.NumActions)
 		cases := []struct {
 			name, path string
 			body       map[string]any
@@ -277,7 +277,7 @@ func TestPoliciesAreBotsOfTheirServerOnly(t *testing.T) {
 	require.Contains(t, e.Error.Message, "policy:parity")
 }
 
-// A bot's cost comes from the bot (spiel.Costly), not its name: the search
+// A bot's cost comes from the bot (env.Costly), not its name: the search
 // guided by a policy is capped like "search".
 func TestGuidedSearchIsCappedLikeSearch(t *testing.T) {
 	dir, _ := policyDir(t, "parity")
@@ -313,14 +313,14 @@ func TestNonFiniteLogitsFailTheRequest(t *testing.T) {
 	t.Run("act answers 500 naming the non-finite logits", func(t *testing.T) {
 		const n = 130 // more than one worker's rows
 		obs := make([]byte, n*874)
-		mask := make([]byte, n*env.NumActions)
+		mask := make([]byte, n*card.NumActions)
 		for r := range n {
 			obs[r*874], obs[r*874+1] = 1, 1
-			mask[r*env.NumActions+r%env.NumActions] = 1
+			mask[r*card.NumActions+r%card.NumActions] = 1
 		}
 		a := c.do("POST", "/v1/policies/overflow/act", ctMsgpack, mp(t, map[string]any{
 			"obs":  map[string]any{"dtype": "<u1", "shape": []int{n, 874}, "data": obs},
-			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, env.NumActions}, "data": mask},
+			"mask": map[string]any{"dtype": "<u1", "shape": []int{n, card.NumActions}, "data": mask},
 		}))
 		e := requireError(t, a, http.StatusInternalServerError, "internal")
 		require.Contains(t, e.Error.Message, "non-finite logits")

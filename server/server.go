@@ -33,9 +33,9 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Server serves the API. Make one with New; serve it with Serve (or mount
@@ -51,7 +51,7 @@ type Server struct {
 	reclaim   *reclaimer  // returns ended sessions' memory to the OS (reclaim.go)
 	draining  atomic.Bool
 	policies  map[string]*policy.Policy // loaded at start-up, read-only after
-	games     *spiel.Registry           // the games served, and their bots
+	games     *env.Registry             // the games served, and their bots
 	site      siteRules                 // the Hosts and Origins accepted (site.go)
 
 	stopOnce sync.Once
@@ -116,7 +116,7 @@ func (s *Server) checkDefaultOpponent() error {
 	if name == "" {
 		return nil
 	}
-	typ, err := s.games.Lookup(env.GameName)
+	typ, err := s.games.Lookup(card.GameName)
 	if err != nil {
 		return fmt.Errorf("sessions.default_opponent = %q: %w", name, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // session is one client's VecEnv with the scratch its requests reuse.
@@ -35,7 +35,7 @@ type session struct {
 	requestID string // the create's request_id, or ""
 	removed   bool   // set by remove, under the claim
 
-	v       spiel.Vec
+	v       env.Vec
 	game    string // the game's name
 	enc     *batchEncoder
 	body    []byte

@@ -6,16 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
-	"github.com/davidgoliath/dgenv/internal/testgame"
+	"github.com/davidgoliath/dgenv/env/testgame"
 )
 
 // The proof of the game interface: Nim, a game the server knows nothing
 // of, registered only here, is listed, created, stepped (plain and packed),
 // recorded (the record replays) and evaluated through the HTTP API.
 
-func nimServer(t *testing.T) (*client, *spiel.Registry) {
+func nimServer(t *testing.T) (*client, *env.Registry) {
 	reg := games.Default()
 	require.NoError(t, testgame.Register(reg))
 	return &client{tb: t, h: newServerOf(t, reg).Handler()}, reg
@@ -148,7 +148,7 @@ func TestNimThroughTheServer(t *testing.T) {
 		require.Equal(t, "nim", r.Finished.Game["name"])
 		require.Nil(t, r.Finished.Deals)
 		require.NotNil(t, r.Finished.Seed)
-		rec := &spiel.Record{Game: "nim", Values: spiel.Values{"players": 3, "heap": 7, "take": 2},
+		rec := &env.Record{Game: "nim", Values: env.Values{"players": 3, "heap": 7, "take": 2},
 			Actions: r.Finished.Actions, Returns: r.Finished.Returns, Terminal: true, HasSeed: true, Seed: *r.Finished.Seed}
 		_, err := rec.Replay(reg)
 		require.NoError(t, err, "env %d's finished record replays", k)

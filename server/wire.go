@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -198,7 +198,7 @@ func newBatchEncoder(n, p, d, numActions int, obsDtype string, pk *obs.Packing) 
 
 // blobs returns the buffers of v's last reset or step, as bytes, in the
 // order of e.keys (the first e.n are set).
-func (e *batchEncoder) blobs(v spiel.Vec) [maxBatch][]byte {
+func (e *batchEncoder) blobs(v env.Vec) [maxBatch][]byte {
 	var out [maxBatch][]byte
 	k := 0
 	switch {
@@ -228,7 +228,7 @@ func (e *batchEncoder) blobs(v spiel.Vec) [maxBatch][]byte {
 // writeJSON writes the JSON form of a batch (base64 blobs), keyed as in
 // msgpack, straight from the engine's buffers: the base64 is encoded as it
 // is written, so a JSON answer costs no more memory than a msgpack one.
-func (e *batchEncoder) writeJSON(w http.ResponseWriter, v spiel.Vec, seq int64) {
+func (e *batchEncoder) writeJSON(w http.ResponseWriter, v env.Vec, seq int64) {
 	digits := strconv.AppendInt(nil, seq, 10)
 	h := w.Header()
 	h["Content-Type"] = ctJSON
@@ -347,8 +347,8 @@ func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *E
 }
 
 func checkAction(i int, v int64, numActions int) *Error {
-	if (v < 0 || v >= int64(numActions)) && v != spiel.Skip {
-		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, spiel.Skip)
+	if (v < 0 || v >= int64(numActions)) && v != env.Skip {
+		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, env.Skip)
 		e.Details = map[string]any{"env": i, "action": v}
 		return e
 	}

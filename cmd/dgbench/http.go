@@ -21,6 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -210,7 +211,7 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 	case "none":
 	case "bits":
 		if !c.cardGame() {
-			return nil, fmt.Errorf("-packing bits: this client unpacks only %s's mask", env.GameName)
+			return nil, fmt.Errorf("-packing bits: this client unpacks only %s's mask", card.GameName)
 		}
 		if cl.json {
 			return nil, errors.New("-packing bits: use -format msgpack")
@@ -234,7 +235,7 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 		}
 		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: extra, ExtraBytes: pk.ExtraBytes}
 		cl.obs = make([]uint8, n*d)
-		cl.mask = make([]uint8, n*env.NumActions)
+		cl.mask = make([]uint8, n*card.NumActions)
 		cl.d = d
 	}
 	s := &benchSession{
@@ -440,13 +441,13 @@ func (cl *benchClient) unpack() ([]byte, error) {
 		return nil, err
 	}
 	pk, d := cl.packing, cl.d
-	n := len(cl.mask) / env.NumActions
-	if len(bits) != n*pk.Bytes || len(extra) != n*pk.ExtraBytes || len(maskBits) != n*env.MaskBytes {
+	n := len(cl.mask) / card.NumActions
+	if len(bits) != n*pk.Bytes || len(extra) != n*pk.ExtraBytes || len(maskBits) != n*card.MaskBytes {
 		return nil, fmt.Errorf("packed answer: blob sizes %d, %d, %d do not fit %d envs", len(bits), len(extra), len(maskBits), n)
 	}
 	for i := range n {
 		pk.Unpack(cl.obs[i*d:(i+1)*d], bits[i*pk.Bytes:(i+1)*pk.Bytes], extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
-		obs.UnpackBits(cl.mask[i*env.NumActions:(i+1)*env.NumActions], maskBits[i*env.MaskBytes:(i+1)*env.MaskBytes])
+		obs.UnpackBits(cl.mask[i*card.NumActions:(i+1)*card.NumActions], maskBits[i*card.MaskBytes:(i+1)*card.MaskBytes])
 	}
 	return cl.mask, nil
 }

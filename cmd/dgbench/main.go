@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 type config struct {
@@ -43,7 +43,7 @@ var modes = map[string]func(config) error{"inproc": runInProc}
 func main() {
 	var c config
 	flag.StringVar(&c.mode, "mode", "inproc", "what to measure: inproc (engine in this process) or http")
-	flag.StringVar(&c.game, "game", env.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (-players is the card game's)")
+	flag.StringVar(&c.game, "game", card.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (-players is the card game's)")
 	flag.IntVar(&c.players, "players", 4, "players per game (3..6; the card game only)")
 	flag.IntVar(&c.envs, "envs", 4096, "games stepped at once")
 	flag.Float64Var(&c.seconds, "seconds", 5, "how long to measure")
@@ -157,7 +157,7 @@ func runInProc(c config) error {
 	return nil
 }
 
-// vec is what the benchmark steps: the card game's VecEnv or any game's spiel.Vec.
+// vec is what the benchmark steps: the card game's VecEnv or any game's env.Vec.
 type vec interface {
 	Mask() []uint8
 	Step(actions []int32) error
@@ -165,7 +165,7 @@ type vec interface {
 }
 
 // newVec builds the batch of c.game: the card game's own VecEnv (with
-// -players), any other game of the registry through spiel.NewVec with its
+// -players), any other game of the registry through env.NewVec with its
 // registered bot as the opponent.
 func newVec(c config, seats []int) (vec, error) {
 	opp := ""
@@ -173,8 +173,8 @@ func newVec(c config, seats []int) (vec, error) {
 		opp = c.opp
 	}
 	if c.cardGame() {
-		return env.NewVecEnv(env.VecConfig{
-			Params: env.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
+		return card.NewVecEnv(card.VecConfig{
+			Params: card.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
 			LearnerSeats: seats, Opponent: opp, Workers: c.workers, Packed: c.packing == "bits",
 		})
 	}
@@ -187,14 +187,14 @@ func newVec(c config, seats []int) (vec, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := spiel.VecConfig{NumEnvs: c.envs, Seed: c.seed, LearnerSeats: seats, Opponent: opp,
+	cfg := env.VecConfig{NumEnvs: c.envs, Seed: c.seed, LearnerSeats: seats, Opponent: opp,
 		Workers: c.workers, Packed: c.packing == "bits"}
 	if opp != "" {
 		if cfg.Bot, err = reg.NewBot(g, opp); err != nil {
 			return nil, err
 		}
 	}
-	v, err := spiel.NewVec(g, cfg)
+	v, err := env.NewVec(g, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -215,4 +215,4 @@ func (c config) playersOf() int {
 }
 
 // cardGame says whether c benchmarks the card game (the default).
-func (c config) cardGame() bool { return c.game == "" || c.game == env.GameName }
+func (c config) cardGame() bool { return c.game == "" || c.game == card.GameName }

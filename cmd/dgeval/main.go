@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -34,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		players   = flag.Int("players", 4, "players per game (3..6)")
 		deals     = flag.Int("deals", 0, "deals per game (0 = as many as players)")
-		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(env.GameName), ", ")+", policy:<name>)")
+		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(card.GameName), ", ")+", policy:<name>)")
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
 		bySeat    = flag.Bool("by-seat", false, "also print each agent's record from each seat it held (in the duel, each role)")
@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
-		game      = flag.String("game", env.GameName, "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals are the card game's, -agents name bots of the game")
+		game      = flag.String("game", card.GameName, "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals are the card game's, -agents name bots of the game")
 		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
@@ -58,7 +58,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg := env.MatchConfig{
-		Params: env.Params{Players: *players, Deals: *deals},
 		Agents: strings.Split(*agents, ","), Games: *games, Seed: *seed,
 		Duplicate: *duplicate, Workers: *workers,
 	}
@@ -188,7 +187,7 @@ func (e estimate) MarshalJSON() ([]byte, error) {
 }
 
 // loadPolicies loads the policies of dir as bots of their games in reg.
-func loadPolicies(dir string, reg *spiel.Registry) error {
+func loadPolicies(dir string, reg *env.Registry) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -203,13 +202,13 @@ func loadPolicies(dir string, reg *spiel.Registry) error {
 
 // play plays a match of a game of reg (the card game with -players and
 // -deals, any game with -game-params) through the one arena, env.PlayMatchOf.
-func play(reg *spiel.Registry, name string, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+func play(reg *env.Registry, name string, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
 	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	given := map[string]any{}
-	if typ.Name == env.GameName {
+	if typ.Name == card.GameName {
 		given["players"] = players
 		if deals != 0 {
 			given["deals"] = deals

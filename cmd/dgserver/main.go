@@ -27,15 +27,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server"
 )
 
 // extraGames register games beyond games.Default(): empty in a plain
 // build; the "testgame" build tag adds the test game (testgame.go).
-var extraGames []func(*spiel.Registry) error
+var extraGames []func(*env.Registry) error
 
 // stopSignals end the server gracefully (drain, then exit). SIGHUP is one
 // of them: a closed terminal or a supervisor's reload must never kill the
@@ -193,7 +193,7 @@ func memoryLimit(cfg server.Config, environ []string) (int64, bool) {
 // loadPolicies reads policies.dir once at start-up through an os.Root, so
 // no name or link can lead outside it, checking pins. Any bad file stops
 // start-up with its name.
-func loadPolicies(cfg server.PoliciesConfig, reg *spiel.Registry) (map[string]*policy.Policy, error) {
+func loadPolicies(cfg server.PoliciesConfig, reg *env.Registry) (map[string]*policy.Policy, error) {
 	if cfg.Dir == "" {
 		return nil, nil
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -571,10 +572,10 @@ func (cl *client) session(ctx context.Context) error {
 // actions picks a random legal action in every env.
 func (cl *client) actions(s *sess) []int {
 	out := make([]int, s.n)
-	var legal [env.NumActions]int
+	var legal [card.NumActions]int
 	for i := range s.n {
 		k := 0
-		for a, ok := range s.mask[i*env.NumActions : (i+1)*env.NumActions] {
+		for a, ok := range s.mask[i*card.NumActions : (i+1)*card.NumActions] {
 			if ok {
 				legal[k] = a
 				k++
@@ -613,17 +614,17 @@ func (cl *client) batch(ctx context.Context, s *sess, route string, body map[str
 		cl.rep.fail("%s with seq %d answered seq %d, want %d", route, s.seq, b.Seq, s.seq+1)
 	}
 	s.seq = b.Seq
-	s.mask = make([]bool, s.n*env.NumActions)
+	s.mask = make([]bool, s.n*card.NumActions)
 	switch {
-	case len(b.Mask.Data) == s.n*env.NumActions:
+	case len(b.Mask.Data) == s.n*card.NumActions:
 		for i, x := range b.Mask.Data {
 			s.mask[i] = x != 0
 		}
-	case len(b.MaskBits.Data) == s.n*env.MaskBytes:
+	case len(b.MaskBits.Data) == s.n*card.MaskBytes:
 		for i := range s.n {
-			row := b.MaskBits.Data[i*env.MaskBytes:]
-			for a := range env.NumActions {
-				s.mask[i*env.NumActions+a] = row[a/8]>>(a%8)&1 == 1
+			row := b.MaskBits.Data[i*card.MaskBytes:]
+			for a := range card.NumActions {
+				s.mask[i*card.NumActions+a] = row[a/8]>>(a%8)&1 == 1
 			}
 		}
 	default:
@@ -657,8 +658,8 @@ func (cl *client) step(ctx context.Context, s *sess, actions []int) error {
 func (cl *client) illegal(ctx context.Context, s *sess) error {
 	acts := cl.actions(s)
 	k := cl.intn(s.n)
-	for a := range env.NumActions {
-		if !s.mask[k*env.NumActions+a] {
+	for a := range card.NumActions {
+		if !s.mask[k*card.NumActions+a] {
 			acts[k] = a
 			break
 		}
@@ -757,17 +758,17 @@ func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []in
 		cl.rep.fail("session %s env %d: done, but no finished record", s.id, k)
 		return nil
 	}
-	g, err := env.NewGame(f.Game.CardParams())
+	g, err := card.NewGame(f.Game.CardParams())
 	if err != nil {
 		cl.rep.fail("record game %+v: %v", f.Game, err)
 		return nil
 	}
-	deals := make([]env.Hands, len(f.Deals))
+	deals := make([]card.Hands, len(f.Deals))
 	for i, d := range f.Deals {
-		h := make(env.Hands, len(d.Hands))
+		h := make(card.Hands, len(d.Hands))
 		for seat, cards := range d.Hands {
 			for _, c := range cards {
-				h[seat] = append(h[seat], env.Card(c))
+				h[seat] = append(h[seat], card.Card(c))
 			}
 		}
 		deals[i] = h
@@ -783,7 +784,7 @@ func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []in
 				cl.rep.fail("record of env %d deal %d play %d: seat %d, the replay has seat %d to play", k, i, j, pl[0], st.CurrentPlayer())
 				return nil
 			}
-			if err := st.ApplyAction(env.Action(pl[1])); err != nil {
+			if err := st.ApplyAction(card.Action(pl[1])); err != nil {
 				cl.rep.fail("record of env %d deal %d play %d: %v", k, i, j, err)
 				return nil
 			}

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
@@ -65,7 +65,7 @@ func prepareDemo(c config, policies string) (map[string]any, shardFunc, error) {
 	if len(c.table) != p {
 		return nil, nil, fmt.Errorf("-table names %d bots for %s's %d players", len(c.table), c.game, p)
 	}
-	bots := make([]spiel.Bot, p)
+	bots := make([]env.Bot, p)
 	for i, name := range c.table {
 		if bots[i], err = reg.NewBot(g, name); err != nil {
 			return nil, nil, fmt.Errorf("-table: %w", err)
@@ -90,7 +90,7 @@ func prepareDemo(c config, policies string) (map[string]any, shardFunc, error) {
 // as a 0/1 row q), the action played (the table's bot, the teacher's
 // choice when the seat's bot is the teacher, or with chance -eps a uniform
 // legal action), the game's outcome for that seat and the seat.
-func demoShard(c config, g spiel.Game, bots []spiel.Bot, teacher spiel.Bot, i int) (int, error) {
+func demoShard(c config, g env.Game, bots []env.Bot, teacher env.Bot, i int) (int, error) {
 	p, a, d := g.NumPlayers(), g.NumDistinctActions(), g.Observation().Size
 	var (
 		obsB, maskB []uint8
@@ -104,14 +104,14 @@ func demoShard(c config, g spiel.Game, bots []spiel.Bot, teacher spiel.Bot, i in
 	legal := make([]int, 0, a)
 	returns := make([]float64, p)
 	for k := i * c.shardGames; k < (i+1)*c.shardGames; k++ {
-		master := spiel.NewRNG(c.seed, uint64(k))
+		master := env.NewRNG(c.seed, uint64(k))
 		s := g.NewInitialState(master.Uint64())
-		rngs := make([]spiel.RNG, p)
+		rngs := make([]env.RNG, p)
 		for seat := range p {
-			rngs[seat] = spiel.NewRNG(master.Uint64(), uint64(seat))
+			rngs[seat] = env.NewRNG(master.Uint64(), uint64(seat))
 		}
-		teach := spiel.NewRNG(master.Uint64(), 0x7eac)
-		explore := spiel.NewRNG(master.Uint64(), 0xe4e)
+		teach := env.NewRNG(master.Uint64(), 0x7eac)
+		explore := env.NewRNG(master.Uint64(), 0xe4e)
 		gameStart := len(ret)
 		for steps := 0; !s.IsTerminal(); steps++ {
 			if steps > g.MaxGameLength() {
@@ -154,7 +154,7 @@ func demoShard(c config, g spiel.Game, bots []spiel.Bot, teacher spiel.Bot, i in
 		}
 		for j := gameStart; j < len(ret); j++ {
 			me := int(seats[j])
-			ret[j] = float32(spiel.ZeroSum(returns[me], sum, p))
+			ret[j] = float32(env.ZeroSum(returns[me], sum, p))
 		}
 	}
 	n := len(act)

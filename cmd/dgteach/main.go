@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -72,7 +73,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c config
 	var table string
-	fs.StringVar(&c.game, "game", env.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (another than the card game is labelled by -teacher)")
+	fs.StringVar(&c.game, "game", card.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (another than the card game is labelled by -teacher)")
 	fs.StringVar(&c.gameParams, "game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 	fs.StringVar(&c.teacher, "teacher", "heuristic", "games other than the card game: the bot whose choices are the labels")
 	fs.IntVar(&c.players, "players", 4, "players per game (3..6)")
@@ -121,7 +122,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 		fn   shardFunc
 		err  error
 	)
-	if c.game == env.GameName {
+	if c.game == card.GameName {
 		meta, fn, err = prepareCard(c, policies)
 	} else {
 		meta, fn, err = prepareDemo(c, policies)
@@ -137,7 +138,7 @@ func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
 	if c.gameParams != "" {
 		return nil, nil, fmt.Errorf("-game-params: the card game takes -players and -deals")
 	}
-	g, err := env.NewGame(env.Params{Players: c.players, Deals: c.deals})
+	g, err := card.NewGame(card.Params{Players: c.players, Deals: c.deals})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,27 +155,27 @@ func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
 	}
 	// The policies' bots (policy:<name>, search:policy:<name>) beside env's own.
 	policyBots := policy.CardBots(loaded)
-	newBot := func(name string) (env.Bot, error) {
+	newBot := func(name string) (card.Bot, error) {
 		if f, ok := policyBots[name]; ok {
 			return f(), nil
 		}
-		return env.NewBot(name)
+		return card.NewBot(name)
 	}
 	if len(c.table) != c.players {
 		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), c.players)
 	}
-	bots := make([]env.Bot, c.players)
+	bots := make([]card.Bot, c.players)
 	for i, name := range c.table {
 		if bots[i], err = newBot(name); err != nil {
 			return nil, nil, err
 		}
-		if ch, ok := bots[i].(env.GameChecker); ok {
+		if ch, ok := bots[i].(card.GameChecker); ok {
 			if err := ch.CheckGame(g); err != nil {
 				return nil, nil, fmt.Errorf("-table %s: %w", name, err)
 			}
 		}
 	}
-	teacher := env.SearchBot{Worlds: c.worlds, Workers: 1}
+	teacher := card.SearchBot{Worlds: c.worlds, Workers: 1}
 	if c.prior != "" {
 		p, ok := loaded[c.prior]
 		if !ok {
@@ -187,9 +188,9 @@ func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
 	}
 	meta := map[string]any{
 		"format": "dgteach-v1", "players": c.players, "deals": g.Params().Deals, "obs_size": g.ObservationLayout().Size,
-		"num_actions": env.NumActions, "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
+		"num_actions": card.NumActions, "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"game": wire.GameSpec{"name": env.GameName, "players": c.players, "deals": g.Params().Deals, "first_dealer": 0},
+		"game": wire.GameSpec{"name": card.GameName, "players": c.players, "deals": g.Params().Deals, "first_dealer": 0},
 		"obs":  map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": wire.Sections(g.ObservationLayout().Sections)},
 	}
 	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, i) }, nil
@@ -265,7 +266,7 @@ func runShards(c config, meta map[string]any, fn shardFunc, stderr io.Writer) er
 }
 
 // shard plays games i*G .. (i+1)*G-1 and writes shard-%05d.npz.
-func shard(c config, g *env.Game, bots []env.Bot, teacher env.SearchBot, i int) (int, error) {
+func shard(c config, g *card.Game, bots []card.Bot, teacher card.SearchBot, i int) (int, error) {
 	p := c.players
 	D := g.ObservationLayout().Size
 	var (
@@ -276,13 +277,13 @@ func shard(c config, g *env.Game, bots []env.Bot, teacher env.SearchBot, i int) 
 		seats       []uint8
 	)
 	o := make([]uint8, D)
-	var m [env.NumActions]uint8
-	var legalBuf [env.HandSize]env.Action
-	var q [env.HandSize]float64
+	var m [card.NumActions]uint8
+	var legalBuf [card.HandSize]card.Action
+	var q [card.HandSize]float64
 	for k := i * c.shardGames; k < (i+1)*c.shardGames; k++ {
 		master := env.NewRNG(c.seed, uint64(k))
 		s := g.NewInitialState(master.Uint64())
-		var rngs [env.MaxPlayers]env.RNG
+		var rngs [card.MaxPlayers]env.RNG
 		for seat := range p {
 			rngs[seat] = env.NewRNG(master.Uint64(), uint64(seat))
 		}
@@ -294,11 +295,11 @@ func shard(c config, g *env.Game, bots []env.Bot, teacher env.SearchBot, i int) 
 			seat := s.CurrentPlayer()
 			agent := bots[(seat+k)%p] // game k: table rotated by k seats
 			legal := s.AppendLegalActions(legalBuf[:0])
-			var a env.Action
+			var a card.Action
 			if len(legal) > 1 {
 				teacher.Values(s, &teach, legal, q[:len(legal)])
 				best, choice := math.Inf(-1), legal[0]
-				var pr [env.NumActions]float32
+				var pr [card.NumActions]float32
 				if teacher.Prior != nil {
 					teacher.Prior.Scores(s, &pr)
 				}
@@ -311,7 +312,7 @@ func shard(c config, g *env.Game, bots []env.Bot, teacher env.SearchBot, i int) 
 				s.WriteMask(m[:])
 				obsB = append(obsB, o...)
 				maskB = append(maskB, m[:]...)
-				row := make([]float32, env.NumActions)
+				row := make([]float32, card.NumActions)
 				for j, x := range legal {
 					row[x] = float32(q[j])
 				}
@@ -352,8 +353,8 @@ func shard(c config, g *env.Game, bots []env.Bot, teacher env.SearchBot, i int) 
 	path := filepath.Join(c.out, fmt.Sprintf("shard-%05d.npz", i))
 	return n, writeNPZ(path, []array{
 		{"obs", "|u1", []int{n, D}, obsB},
-		{"mask", "|u1", []int{n, env.NumActions}, maskB},
-		{"q", "<f4", []int{n, env.NumActions}, f32Bytes(qs)},
+		{"mask", "|u1", []int{n, card.NumActions}, maskB},
+		{"q", "<f4", []int{n, card.NumActions}, f32Bytes(qs)},
 		{"action", "<i2", []int{n}, i16Bytes(act)},
 		{"played", "<i2", []int{n}, i16Bytes(played)},
 		{"ret", "<f4", []int{n}, f32Bytes(ret)},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // BenchmarkStepAndCopy is one step of 4096 games with random legal actions
@@ -24,12 +25,12 @@ func BenchmarkStepAndCopy(b *testing.B) {
 			arena := make([]byte, e.bytes)
 			acts := make([]int32, 4096)
 			rng := env.NewRNG(1, 1)
-			var legal []env.Action
+			var legal []card.Action
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				for i := range acts {
-					legal = e.v.(*env.SpielVec).V.State(i).AppendLegalActions(legal[:0])
+					legal = e.v.(*card.SpielVec).V.State(i).AppendLegalActions(legal[:0])
 					acts[i] = int32(legal[rng.IntN(len(legal))])
 				}
 				if copyOut {
@@ -58,10 +59,10 @@ func BenchmarkStepOne(b *testing.B) {
 			arena := make([]byte, e.bytes)
 			acts := make([]int32, 1)
 			rng := env.NewRNG(1, 1)
-			var legal []env.Action
+			var legal []card.Action
 			b.ReportAllocs()
 			for range b.N {
-				legal = e.v.(*env.SpielVec).V.State(0).AppendLegalActions(legal[:0])
+				legal = e.v.(*card.SpielVec).V.State(0).AppendLegalActions(legal[:0])
 				acts[0] = int32(legal[rng.IntN(len(legal))])
 				if err := e.step(acts, arena); err != nil {
 					b.Fatal(err)

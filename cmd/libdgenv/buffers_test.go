@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 func wantCode(t *testing.T, what string, e *apiError, code, field string) {
@@ -134,10 +134,10 @@ func TestStatusAndSizesBuffersAreChecked(t *testing.T) {
 	if _, e := statusView(unsafe.Pointer(&short[0]), int64(4*len(short))); e == nil {
 		t.Error("a status buffer one element short was taken")
 	}
-	if err := spielSizes(env.Params{Players: 4}, make([]int64, 3)); err == nil {
+	if err := spielSizes(card.Params{Players: 4}, make([]int64, 3)); err == nil {
 		t.Error("spielSizes wrote into 3 elements")
 	}
-	st, err := newSpielState(env.Params{Players: 4, Deals: 1})
+	st, err := newSpielState(card.Params{Players: 4, Deals: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestFreeingABatchIsSafeAgainstCallsInFlight(t *testing.T) {
 
 func TestMemoryBudgetIsCheckedAtCreation(t *testing.T) {
 	reg := games.Default()
-	typ, err := reg.Lookup(env.GameName)
+	typ, err := reg.Lookup(card.GameName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,9 +292,9 @@ func TestMemoryBudgetIsCheckedAtCreation(t *testing.T) {
 	_, e = newVecEnv([]byte(`{"num_envs":1,"memory_budget":0}`))
 	wantCode(t, "memory_budget 0", e, "bad_request", "memory_budget")
 
-	big := env.CostOf(spiel.MaxNumEnvs, g, true, false).Bytes
+	big := env.CostOf(env.MaxNumEnvs, g, true, false).Bytes
 	if big <= defaultMemoryBudget {
-		t.Fatalf("%d float32 envs cost %d bytes, within the default budget: pick a larger case", spiel.MaxNumEnvs, big)
+		t.Fatalf("%d float32 envs cost %d bytes, within the default budget: pick a larger case", env.MaxNumEnvs, big)
 	}
 	_, e = newVecEnv([]byte(`{"num_envs":1048576,"obs_dtype":"<f4"}`))
 	wantCode(t, "2^20 float32 envs under the default budget", e, "too_large", "memory_budget")

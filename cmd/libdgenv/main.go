@@ -40,7 +40,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
@@ -107,7 +107,7 @@ func dg_live_handles() C.int64_t { return C.int64_t(liveHandles()) }
 
 //export dg_bots
 func dg_bots(buf *C.char, capacity C.int64_t) C.int64_t {
-	b, _ := json.Marshal(registry().Bots(env.GameName))
+	b, _ := json.Marshal(registry().Bots(card.GameName))
 	return putBytes(buf, capacity, b)
 }
 
@@ -246,8 +246,8 @@ func dg_vec_record(h C.int64_t, k C.int64_t, buf *C.char, capacity C.int64_t, er
 	return putBytes(buf, capacity, b)
 }
 
-func spielParams(players, deals, firstDealer C.int64_t) env.Params {
-	return env.Params{Players: int(players), Deals: int(deals), FirstDealer: int(firstDealer)}
+func spielParams(players, deals, firstDealer C.int64_t) card.Params {
+	return card.Params{Players: int(players), Deals: int(deals), FirstDealer: int(firstDealer)}
 }
 
 //export dg_state_new
@@ -311,7 +311,7 @@ func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, status
 	defer unlock()
 	if err := st.apply(int(action)); err != nil {
 		e := &apiError{Code: "illegal_action", Message: err.Error()}
-		var ia *env.IllegalActionError
+		var ia *card.IllegalActionError
 		if errors.As(err, &ia) {
 			legal := ia.Legal
 			if legal == nil {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // TestRandomActionsAreLegalSeededAndAllocateNothing: random_actions' draws
@@ -54,7 +54,7 @@ func TestRandomActionsAreLegalSeededAndAllocateNothing(t *testing.T) {
 // TestPickRowIsTheKthOne: the word-at-a-time pick gives the same action as
 // counting byte by byte, for rows of every length and density.
 func TestPickRowIsTheKthOne(t *testing.T) {
-	src := spiel.NewRNG(1, 2)
+	src := env.NewRNG(1, 2)
 	for na := 1; na <= 100; na++ {
 		row := make([]uint8, na)
 		for trial := range 50 {
@@ -65,7 +65,7 @@ func TestPickRowIsTheKthOne(t *testing.T) {
 					row[j], n = 1, n+1
 				}
 			}
-			a, b := spiel.NewRNG(uint64(na), uint64(trial)), spiel.NewRNG(uint64(na), uint64(trial))
+			a, b := env.NewRNG(uint64(na), uint64(trial)), env.NewRNG(uint64(na), uint64(trial))
 			got := pickRow(row, &a)
 			if n == 0 {
 				if got != -1 {

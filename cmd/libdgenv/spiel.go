@@ -10,41 +10,41 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/obs"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // spielState is one game with OpenSpiel's semantics, for the pyspiel game:
 // every deal is dealt by chance nodes, one card at a time (card j of a deal
 // goes to the seat j+1 places left of the dealer, as at a table), and then
-// played by env.State, the one definition of the rules.
+// played by card.State, the one definition of the rules.
 //
 // Notes on this implementation:
 //   - Chance outcomes are the card ids not yet dealt in this deal, each with
 //     the same probability. Actions of players are card ids too (0..89).
-//   - env.State deals from its own RNG; here the deals come from the chance
+//   - card.State deals from its own RNG; here the deals come from the chance
 //     nodes, so when a deal is complete the state is rebuilt from the deals
-//     so far (env.Game.NewStateFromDeals) and the plays are replayed: a few
+//     so far (card.Game.NewStateFromDeals) and the plays are replayed: a few
 //     microseconds once per deal, and the rules stay in env alone.
-//   - While a deal is being dealt, env.State already sits at that deal with
+//   - While a deal is being dealt, card.State already sits at that deal with
 //     hands of its own RNG: they are never shown. Observations then come
 //     from a copy of its table with the hands dealt so far.
 type spielState struct {
 	mu   sync.Mutex
-	g    *env.Game
-	prm  env.Params
-	s    *env.State // nil until the first deal is complete
-	hist []int32    // every action so far (chance and plays), in order
-	who  []int8     // the player of each action: -1 for chance
+	g    *card.Game
+	prm  card.Params
+	s    *card.State // nil until the first deal is complete
+	hist []int32     // every action so far (chance and plays), in order
+	who  []int8      // the player of each action: -1 for chance
 
 	dealing  bool
-	deal     int                        // index of the deal in progress (dealing or playing)
-	dealt    [env.MaxPlayers][]env.Card // this deal's cards by seat, as dealt
-	ndealt   int                        // cards dealt in this deal
-	undealt  [env.NumActions]bool       // cards of the deck not dealt yet in this deal
-	deals    []env.Hands                // every complete deal
-	plays    []env.Play                 // plays of the deal in progress
-	rewards  [env.MaxPlayers]float64    // of the last action
-	scratchB obs.Board
+	deal     int                          // index of the deal in progress (dealing or playing)
+	dealt    [card.MaxPlayers][]card.Card // this deal's cards by seat, as dealt
+	ndealt   int                          // cards dealt in this deal
+	undealt  [card.NumActions]bool        // cards of the deck not dealt yet in this deal
+	deals    []card.Hands                 // every complete deal
+	plays    []card.Play                  // plays of the deal in progress
+	rewards  [card.MaxPlayers]float64     // of the last action
+	scratchB card.Board
 	scratchO []uint8
 }
 
@@ -60,8 +60,8 @@ const (
 	kindInfoState   = 1
 )
 
-func newSpielState(p env.Params) (*spielState, error) {
-	g, err := env.NewGame(p)
+func newSpielState(p card.Params) (*spielState, error) {
+	g, err := card.NewGame(p)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,8 @@ func (st *spielState) startDealing() {
 		st.dealt[s] = st.dealt[s][:0]
 	}
 	clear(st.undealt[:])
-	for c := range env.NumActions {
-		st.undealt[c] = env.InDeck(env.Card(c), st.prm.Players)
+	for c := range card.NumActions {
+		st.undealt[c] = card.InDeck(card.Card(c), st.prm.Players)
 	}
 }
 
@@ -110,7 +110,7 @@ func (st *spielState) legal(dst []int32) []int32 {
 		}
 		return dst
 	}
-	var buf [env.HandSize]env.Action
+	var buf [card.HandSize]card.Action
 	for _, a := range st.s.AppendLegalActions(buf[:0]) {
 		dst = append(dst, int32(a))
 	}
@@ -122,17 +122,17 @@ func (st *spielState) legal(dst []int32) []int32 {
 // just ended until the next player acts.
 func (st *spielState) apply(a int) error {
 	if st.dealing {
-		if a < 0 || a >= env.NumActions || !st.undealt[a] {
-			return &env.IllegalActionError{Env: -1, Player: chancePlayer, Action: a, Legal: toInts(st.legal(nil))}
+		if a < 0 || a >= card.NumActions || !st.undealt[a] {
+			return &card.IllegalActionError{Env: -1, Player: chancePlayer, Action: a, Legal: toInts(st.legal(nil))}
 		}
 		p := st.players()
 		seat := (st.dealer() + 1 + st.ndealt) % p
-		st.dealt[seat] = append(st.dealt[seat], env.Card(a))
+		st.dealt[seat] = append(st.dealt[seat], card.Card(a))
 		st.undealt[a] = false
 		st.ndealt++
 		st.hist = append(st.hist, int32(a))
 		st.who = append(st.who, chancePlayer)
-		if st.ndealt == p*env.HandSize {
+		if st.ndealt == p*card.HandSize {
 			if err := st.finishDealing(); err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ func (st *spielState) apply(a int) error {
 		return nil
 	}
 	if st.s.IsTerminal() {
-		return &env.IllegalActionError{Env: -1, Player: terminalPlayer, Action: a}
+		return &card.IllegalActionError{Env: -1, Player: terminalPlayer, Action: a}
 	}
 	seat := st.s.CurrentPlayer()
 	if err := st.s.ApplyAction(a); err != nil {
@@ -149,8 +149,8 @@ func (st *spielState) apply(a int) error {
 	clear(st.rewards[:])
 	st.hist = append(st.hist, int32(a))
 	st.who = append(st.who, int8(seat))
-	st.plays = append(st.plays, env.Play{Seat: uint8(seat), Card: env.Card(a)})
-	if r := st.s.Rewards(); len(st.plays) == st.players()*env.TricksPerDeal {
+	st.plays = append(st.plays, card.Play{Seat: uint8(seat), Card: card.Card(a)})
+	if r := st.s.Rewards(); len(st.plays) == st.players()*card.TricksPerDeal {
 		copy(st.rewards[:], r)
 		if !st.s.IsTerminal() {
 			st.deal++
@@ -160,11 +160,11 @@ func (st *spielState) apply(a int) error {
 	return nil
 }
 
-// finishDealing rebuilds the env.State from every deal so far and replays
+// finishDealing rebuilds the card.State from every deal so far and replays
 // the plays of the earlier deals.
 func (st *spielState) finishDealing() error {
 	p := st.players()
-	h := make(env.Hands, p)
+	h := make(card.Hands, p)
 	for s := range p {
 		h[s] = slices.Clone(st.dealt[s])
 	}
@@ -209,9 +209,9 @@ func (st *spielState) clone() *spielState {
 	return c
 }
 
-// board is the table as the player sees it: env.State's, or while a deal is
+// board is the table as the player sees it: card.State's, or while a deal is
 // being dealt, the table before that deal with the hands dealt so far.
-func (st *spielState) board() *obs.Board {
+func (st *spielState) board() *card.Board {
 	if !st.dealing {
 		return st.s.Board()
 	}
@@ -219,21 +219,21 @@ func (st *spielState) board() *obs.Board {
 	if st.s != nil {
 		*b = *st.s.Board() // already at this deal: prizes, voids and trick cleared
 	} else {
-		*b = obs.Board{Players: uint8(st.players()), Deals: uint8(st.prm.Deals)}
+		*b = card.Board{Players: uint8(st.players()), Deals: uint8(st.prm.Deals)}
 	}
 	b.Leader = uint8((st.dealer() + 1) % st.players())
 	b.TrickLen, b.TricksDone = 0, 0
-	b.Hands = [obs.MaxPlayers][obs.NumColours]uint32{}
+	b.Hands = [card.MaxPlayers][card.NumColours]uint32{}
 	for s := range st.players() {
 		for _, c := range st.dealt[s] {
-			b.Hands[s][c/env.MaxValue] |= 1 << (c % env.MaxValue)
+			b.Hands[s][c/card.MaxValue] |= 1 << (c % card.MaxValue)
 		}
 	}
 	return b
 }
 
 // tensorSize is the size of a tensor kind for this game.
-func tensorSize(g *env.Game, kind int) int {
+func tensorSize(g *card.Game, kind int) int {
 	l := g.ObservationLayout()
 	if kind == kindInfoState {
 		// The observation, then for every card of this deal's plays the trick
@@ -241,7 +241,7 @@ func tensorSize(g *env.Game, kind int) int {
 		// seats counted clockwise from the observer): with the rules, the
 		// whole play sequence of the deal. Earlier deals count only through
 		// the totals, which are all that matters of them for the rest.
-		return l.Size + env.NumActions*(env.TricksPerDeal+g.NumPlayers())
+		return l.Size + card.NumActions*(card.TricksPerDeal+g.NumPlayers())
 	}
 	return l.Size
 }
@@ -263,32 +263,32 @@ func (st *spielState) tensor(player, kind int, dst []float32) {
 	p := st.players()
 	hist := dst[l.Size:tensorSize(st.g, kind)]
 	clear(hist)
-	trick := hist[:env.NumActions*env.TricksPerDeal]
-	seats := hist[env.NumActions*env.TricksPerDeal:]
+	trick := hist[:card.NumActions*card.TricksPerDeal]
+	seats := hist[card.NumActions*card.TricksPerDeal:]
 	for i, pl := range st.plays {
 		c := int(pl.Card)
-		trick[c*env.TricksPerDeal+i/p] = 1
+		trick[c*card.TricksPerDeal+i/p] = 1
 		seats[c*p+(int(pl.Seat)-player+p)%p] = 1
 	}
 }
 
-func cardList(cs []env.Card) string {
+func cardList(cs []card.Card) string {
 	if len(cs) == 0 {
 		return "-"
 	}
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = env.CardString(c)
+		parts[i] = card.CardString(c)
 	}
 	return strings.Join(parts, ", ")
 }
 
-func bitCards(m *[obs.NumColours]uint32) []env.Card {
-	var out []env.Card
-	for c := range obs.NumColours {
-		for v := range obs.MaxValue {
+func bitCards(m *[card.NumColours]uint32) []card.Card {
+	var out []card.Card
+	for c := range card.NumColours {
+		for v := range card.MaxValue {
 			if m[c]&(1<<v) != 0 {
-				out = append(out, env.CardID(c, v+1))
+				out = append(out, card.CardID(c, v+1))
 			}
 		}
 	}
@@ -303,15 +303,15 @@ func (st *spielState) observationString(player int) string {
 	fmt.Fprintf(&sb, "player %d deal %d/%d dealer %d", player, st.deal+1, st.prm.Deals, st.dealer())
 	switch {
 	case st.dealing:
-		fmt.Fprintf(&sb, " dealing (%d/%d cards)\n", st.ndealt, p*env.HandSize)
+		fmt.Fprintf(&sb, " dealing (%d/%d cards)\n", st.ndealt, p*card.HandSize)
 	case st.terminal():
 		sb.WriteString(" game over\n")
 	default:
-		fmt.Fprintf(&sb, " trick %d/%d seat %d to play\n", b.TricksDone+1, env.TricksPerDeal, st.currentPlayer())
+		fmt.Fprintf(&sb, " trick %d/%d seat %d to play\n", b.TricksDone+1, card.TricksPerDeal, st.currentPlayer())
 	}
 	fmt.Fprintf(&sb, "hand: %s\ntrick led by %d:", cardList(bitCards(&b.Hands[player])), b.Leader)
 	for i := range int(b.TrickLen) {
-		fmt.Fprintf(&sb, " %d:%s", (int(b.Leader)+i)%p, env.CardString(b.Trick[i]))
+		fmt.Fprintf(&sb, " %d:%s", (int(b.Leader)+i)%p, card.CardString(b.Trick[i]))
 	}
 	sb.WriteString("\n")
 	for s := range p {
@@ -320,7 +320,7 @@ func (st *spielState) observationString(player int) string {
 	return sb.String()
 }
 
-func popcount5(m *[obs.NumColours]uint32) int {
+func popcount5(m *[card.NumColours]uint32) int {
 	n := 0
 	for _, x := range m {
 		for ; x != 0; x &= x - 1 {
@@ -337,7 +337,7 @@ func (st *spielState) infoStateString(player int) string {
 	fmt.Fprintf(&sb, "player %d", player)
 	p := st.players()
 	k, inDeal := -1, 0
-	var mine []env.Card
+	var mine []card.Card
 	for i, a := range st.hist {
 		if st.who[i] < 0 {
 			if i == 0 || st.who[i-1] >= 0 { // a new deal
@@ -346,7 +346,7 @@ func (st *spielState) infoStateString(player int) string {
 				mine = mine[:0]
 			}
 			if (st.prm.FirstDealer+k+1+inDeal)%p == player {
-				mine = append(mine, env.Card(a))
+				mine = append(mine, card.Card(a))
 			}
 			inDeal++
 			continue
@@ -354,7 +354,7 @@ func (st *spielState) infoStateString(player int) string {
 		if st.who[i-1] < 0 {
 			fmt.Fprintf(&sb, "\ndeal %d dealt: %s\nplays:", k, cardList(mine))
 		}
-		fmt.Fprintf(&sb, " %d:%s", st.who[i], env.CardString(env.Card(a)))
+		fmt.Fprintf(&sb, " %d:%s", st.who[i], card.CardString(card.Card(a)))
 	}
 	if n := len(st.hist); n > 0 && st.who[n-1] < 0 {
 		fmt.Fprintf(&sb, "\ndeal %d dealing: %s", k, cardList(mine))
@@ -368,7 +368,7 @@ func (st *spielState) String() string {
 		return st.s.String()
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "deal %d/%d dealer %d dealing (%d/%d cards)\n", st.deal+1, st.prm.Deals, st.dealer(), st.ndealt, st.players()*env.HandSize)
+	fmt.Fprintf(&sb, "deal %d/%d dealer %d dealing (%d/%d cards)\n", st.deal+1, st.prm.Deals, st.dealer(), st.ndealt, st.players()*card.HandSize)
 	b := st.board()
 	for s := range st.players() {
 		fmt.Fprintf(&sb, "seat %d total %d hand: %s\n", s, b.Totals[s], cardList(st.dealt[s]))
@@ -400,7 +400,7 @@ func (st *spielState) serialize() string {
 	return sb.String()
 }
 
-func deserializeSpiel(p env.Params, text string) (*spielState, error) {
+func deserializeSpiel(p card.Params, text string) (*spielState, error) {
 	st, err := newSpielState(p)
 	if err != nil {
 		return nil, err
@@ -414,26 +414,26 @@ func deserializeSpiel(p env.Params, text string) (*spielState, error) {
 		}
 	}
 	if len(lines) != 3 || lines[0] != spielHeader {
-		return nil, fmt.Errorf("%w: want %q, a params line and an actions line", env.ErrBadSerialization, spielHeader)
+		return nil, fmt.Errorf("%w: want %q, a params line and an actions line", card.ErrBadSerialization, spielHeader)
 	}
-	var q env.Params
+	var q card.Params
 	if n, err := fmt.Sscanf(lines[1], "params %d %d %d", &q.Players, &q.Deals, &q.FirstDealer); n != 3 || err != nil {
-		return nil, fmt.Errorf("%w: want \"params <players> <deals> <first_dealer>\"", env.ErrBadSerialization)
+		return nil, fmt.Errorf("%w: want \"params <players> <deals> <first_dealer>\"", card.ErrBadSerialization)
 	}
 	if q != st.prm {
-		return nil, fmt.Errorf("%w: parameters %+v are not this game's %+v", env.ErrBadSerialization, q, st.prm)
+		return nil, fmt.Errorf("%w: parameters %+v are not this game's %+v", card.ErrBadSerialization, q, st.prm)
 	}
 	body, ok := strings.CutPrefix(lines[2], "actions")
 	if !ok {
-		return nil, fmt.Errorf("%w: want an actions line", env.ErrBadSerialization)
+		return nil, fmt.Errorf("%w: want an actions line", card.ErrBadSerialization)
 	}
 	for i, f := range strings.Fields(body) {
 		a, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: action %d: %q is not a number", env.ErrBadSerialization, i, f)
+			return nil, fmt.Errorf("%w: action %d: %q is not a number", card.ErrBadSerialization, i, f)
 		}
 		if err := st.apply(a); err != nil {
-			return nil, fmt.Errorf("%w: action %d: %v", env.ErrBadSerialization, i, err)
+			return nil, fmt.Errorf("%w: action %d: %v", card.ErrBadSerialization, i, err)
 		}
 	}
 	return st, nil
@@ -451,12 +451,12 @@ func (st *spielState) resample(player int, seed uint64) (*spielState, error) {
 	}
 	p := st.players()
 	rng := env.NewRNG(seed, 0x5e5a)
-	var hands [env.MaxPlayers][]env.Card // the resampled deal in progress, as dealt
+	var hands [card.MaxPlayers][]card.Card // the resampled deal in progress, as dealt
 	if st.dealing {
 		// Every card player has not been dealt (the others' so far and the
 		// undealt ones: which is which is hidden from player too), shuffled,
 		// and the others' counts dealt back from it.
-		var pool []env.Card
+		var pool []card.Card
 		for s := range p {
 			if s != player {
 				pool = append(pool, st.dealt[s]...)
@@ -464,7 +464,7 @@ func (st *spielState) resample(player int, seed uint64) (*spielState, error) {
 		}
 		for c, ok := range st.undealt {
 			if ok {
-				pool = append(pool, env.Card(c))
+				pool = append(pool, card.Card(c))
 			}
 		}
 		for i := len(pool) - 1; i > 0; i-- {
@@ -502,7 +502,7 @@ func (st *spielState) resample(player int, seed uint64) (*spielState, error) {
 			return nil, err
 		}
 	}
-	next := [env.MaxPlayers]int{}
+	next := [card.MaxPlayers]int{}
 	for j := range st.ndealtTotal() {
 		seat := (st.dealer() + 1 + j) % p
 		if err := out.apply(int(hands[seat][next[seat]])); err != nil {
@@ -523,14 +523,14 @@ func (st *spielState) ndealtTotal() int {
 	if st.dealing {
 		return st.ndealt
 	}
-	return st.players() * env.HandSize
+	return st.players() * card.HandSize
 }
 
 // rollout plays n random games to the end from a copy of st (chance
 // outcomes and actions uniformly at random) and adds their returns to sum.
 func (st *spielState) rollout(n int, seed uint64, sum []float64) {
 	rng := env.NewRNG(seed, 0x0110)
-	var buf [env.NumActions]int32
+	var buf [card.NumActions]int32
 	ret := make([]float64, st.players())
 	for range n {
 		c := st.clone()
@@ -549,7 +549,7 @@ func (st *spielState) rollout(n int, seed uint64, sum []float64) {
 
 // statusLen is the length of a status array: current player, terminal (0
 // or 1), the number of legal actions, then the legal actions.
-const statusLen = 3 + env.NumActions
+const statusLen = 3 + card.NumActions
 
 // statusView is the caller's status buffer (int32 [statusLen]), or why not.
 func statusView(p unsafe.Pointer, nbytes int64) ([]int32, *apiError) {
@@ -574,11 +574,11 @@ func (st *spielState) writeStatus(s []int32) {
 
 // spielSizes writes the observation and information-state tensor sizes,
 // the longest game and the largest utility of a game of p into out (len >= 4).
-func spielSizes(p env.Params, out []int64) error {
+func spielSizes(p card.Params, out []int64) error {
 	if len(out) < 4 {
 		return fmt.Errorf("sizes: %d elements, want 4", len(out))
 	}
-	g, err := env.NewGame(p)
+	g, err := card.NewGame(p)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // playRandom plays a whole game from st with rng, calling check at every node.
@@ -36,10 +37,10 @@ func tensors(st *spielState, player int) ([]float32, []float32) {
 }
 
 func TestSpielGamesFollowOpenSpielsConventions(t *testing.T) {
-	for p := env.MinPlayers; p <= env.MaxPlayers; p++ {
+	for p := card.MinPlayers; p <= card.MaxPlayers; p++ {
 		t.Run(fmt.Sprintf("%d players", p), func(t *testing.T) {
 			for game := range 3 {
-				st, err := newSpielState(env.Params{Players: p, Deals: 2, FirstDealer: game % p})
+				st, err := newSpielState(card.Params{Players: p, Deals: 2, FirstDealer: game % p})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,9 +99,9 @@ func TestSpielGamesFollowOpenSpielsConventions(t *testing.T) {
 // (replaying its serialization gives it back, it plays to the end), and that
 // the hidden cards do change.
 func TestResampleKeepsWhatThePlayerKnowsAndRedealsTheRest(t *testing.T) {
-	for p := env.MinPlayers; p <= env.MaxPlayers; p++ {
+	for p := card.MinPlayers; p <= card.MaxPlayers; p++ {
 		t.Run(fmt.Sprintf("%d players", p), func(t *testing.T) {
-			st, _ := newSpielState(env.Params{Players: p, Deals: 2})
+			st, _ := newSpielState(card.Params{Players: p, Deals: 2})
 			rng := env.NewRNG(7, uint64(p))
 			changed, nodes := 0, 0
 			playRandom(t, st, &rng, func(st *spielState) {
@@ -143,13 +144,13 @@ func TestResampleKeepsWhatThePlayerKnowsAndRedealsTheRest(t *testing.T) {
 }
 
 func TestSpielRefusesIllegalActionsAndBadText(t *testing.T) {
-	st, _ := newSpielState(env.Params{Players: 3})
-	if err := st.apply(89); !errors.Is(err, env.ErrIllegalAction) { // purple 18 is not in the 3-player deck
+	st, _ := newSpielState(card.Params{Players: 3})
+	if err := st.apply(89); !errors.Is(err, card.ErrIllegalAction) { // purple 18 is not in the 3-player deck
 		t.Errorf("apply(89) at the deal = %v, want an illegal action", err)
 	}
 	for _, text := range []string{"", "david-goliath-spiel v1\nparams 4 4 0\nactions", "david-goliath-spiel v1\nparams 3 3 0\nactions 0 0",
 		"david-goliath-spiel v1\nparams 3 3 0\nactions x"} {
-		if _, err := deserializeSpiel(env.Params{Players: 3, Deals: 3}, text); !errors.Is(err, env.ErrBadSerialization) {
+		if _, err := deserializeSpiel(card.Params{Players: 3, Deals: 3}, text); !errors.Is(err, card.ErrBadSerialization) {
 			t.Errorf("deserialize(%q) = %v, want ErrBadSerialization", text, err)
 		}
 	}
@@ -229,7 +230,7 @@ func TestOneHandleFromManyGoroutines(t *testing.T) {
 				e.mu.Unlock()
 				acts := make([]int32, 4)
 				for i := range acts {
-					acts[i] = int32(slices.Index(mask[i*env.NumActions:(i+1)*env.NumActions], 1))
+					acts[i] = int32(slices.Index(mask[i*card.NumActions:(i+1)*card.NumActions], 1))
 				}
 				_ = e.step(acts, arena) // another goroutine may have stepped first: illegal is fine
 			}
@@ -240,7 +241,7 @@ func TestOneHandleFromManyGoroutines(t *testing.T) {
 }
 
 func TestRolloutsEndGamesAndAverageTheirReturns(t *testing.T) {
-	st, _ := newSpielState(env.Params{Players: 4, Deals: 2})
+	st, _ := newSpielState(card.Params{Players: 4, Deals: 2})
 	sum := make([]float64, 4)
 	st.rollout(3, 1, sum)
 	total := 0.0
@@ -259,7 +260,7 @@ func TestRolloutsEndGamesAndAverageTheirReturns(t *testing.T) {
 // cards are still undealt is as hidden from a player as the others' cards,
 // so resampled worlds must differ in it as well.
 func TestResampleWhileDealingRedealsTheUndealtCardsToo(t *testing.T) {
-	st, _ := newSpielState(env.Params{Players: 4, Deals: 1})
+	st, _ := newSpielState(card.Params{Players: 4, Deals: 1})
 	for range 20 { // 5 cards each
 		legal := st.legal(nil)
 		if err := st.apply(int(legal[0])); err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
@@ -95,10 +94,10 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", math.Ceil(float64(b)/(
 // the policies loaded by dg_load_policies as bots of the card game.
 var gameRegistry = struct {
 	sync.Mutex
-	r *spiel.Registry
+	r *env.Registry
 }{r: games.Default()}
 
-func registry() *spiel.Registry {
+func registry() *env.Registry {
 	gameRegistry.Lock()
 	defer gameRegistry.Unlock()
 	return gameRegistry.r
@@ -123,7 +122,7 @@ type piece struct {
 	src    func() []byte
 	f32    bool // src's bytes are written as float32
 	// direct: the Vec writes this piece (the uint8 observation) straight
-	// into the arena during the step (spiel.Vec.SetObsTarget): no copy.
+	// into the arena during the step (env.Vec.SetObsTarget): no copy.
 	direct bool
 }
 
@@ -131,7 +130,7 @@ type piece struct {
 // caller's arena (one buffer per reset or step, owned by the caller).
 type vecEnv struct {
 	mu     sync.Mutex
-	v      spiel.Vec
+	v      env.Vec
 	spec   wire.Spec
 	bots   []string
 	pieces []piece
@@ -139,7 +138,7 @@ type vecEnv struct {
 	// pick draws random_actions' uniform legal actions, a generator per
 	// pickChunk envs: seeded from the batch's seed (and re-seeded by a
 	// seeded reset) on streams of their own.
-	pick    []spiel.RNG
+	pick    []env.RNG
 	pickBad []int // per goroutine of randomActions: the first env without a legal action, or -1
 	// cost is the memory reserved against the budget (env.CostOf), given
 	// back by close; closed is set then, and every later call on a
@@ -193,7 +192,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	if req.NumEnvs != nil {
 		n = *req.NumEnvs
 	}
-	mode, err := spiel.ParseRewardMode(req.Reward)
+	mode, err := env.ParseRewardMode(req.Reward)
 	if err != nil {
 		return nil, engineError(err)
 	}
@@ -224,7 +223,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 		_, _ = rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
-	vc := spiel.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
+	vc := env.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
 		Reward: mode, Workers: req.Workers, Packed: packed}
 	if req.Opponents != nil {
 		if req.Opponent != "" {
@@ -265,7 +264,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	if e := reserve(cost, budget); e != nil {
 		return nil, e
 	}
-	v, err := spiel.NewVec(g, vc)
+	v, err := env.NewVec(g, vc)
 	if err != nil {
 		release(cost)
 		return nil, engineError(err)
@@ -279,7 +278,7 @@ func newVecEnv(body []byte) (*vecEnv, *apiError) {
 	return e, nil
 }
 
-func wrapVec(v spiel.Vec, spec wire.Spec, obsF32 bool) *vecEnv {
+func wrapVec(v env.Vec, spec wire.Spec, obsF32 bool) *vecEnv {
 	n, np, na, d := spec.NumEnvs, spec.Players, spec.NumActions, spec.Obs.Shape[0]
 	e := &vecEnv{v: v, spec: spec}
 	add := func(name, dtype string, shape []int, src func() []byte) {
@@ -402,7 +401,7 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	err := e.v.Step(actions)
 	e.untarget()
 	if err != nil {
-		var ia *spiel.IllegalActionError
+		var ia *env.IllegalActionError
 		if errors.As(err, &ia) {
 			legal := ia.Legal
 			if legal == nil {
@@ -465,17 +464,17 @@ const pickChunk = 512
 // seedPick gives each chunk of pickChunk envs its generator for seed.
 func (e *vecEnv) seedPick(seed uint64) {
 	if e.pick == nil {
-		e.pick = make([]spiel.RNG, (e.spec.NumEnvs+pickChunk-1)/pickChunk)
+		e.pick = make([]env.RNG, (e.spec.NumEnvs+pickChunk-1)/pickChunk)
 		e.pickBad = make([]int, len(e.pick))
 	}
 	for c := range e.pick {
-		e.pick[c] = spiel.NewRNG(seed, pickStream+uint64(c))
+		e.pick[c] = env.NewRNG(seed, pickStream+uint64(c))
 	}
 }
 
 // pickChunks draws the actions of chunks [lo, hi); it returns the first env
 // without a legal action, or -1.
-func pickChunks(mask []uint8, na int, actions []int32, rngs []spiel.RNG, lo, hi int) int {
+func pickChunks(mask []uint8, na int, actions []int32, rngs []env.RNG, lo, hi int) int {
 	for c := lo; c < hi; c++ {
 		rng := &rngs[c]
 		for i := c * pickChunk; i < min((c+1)*pickChunk, len(actions)); i++ {
@@ -491,7 +490,7 @@ func pickChunks(mask []uint8, na int, actions []int32, rngs []spiel.RNG, lo, hi 
 
 // pickRow is a uniformly random index of a 1 in row (bytes 0 or 1), or -1:
 // counted and found eight bytes at a time.
-func pickRow(row []uint8, rng *spiel.RNG) int32 {
+func pickRow(row []uint8, rng *env.RNG) int32 {
 	n, i := 0, 0
 	for ; i+8 <= len(row); i += 8 {
 		n += bits.OnesCount64(binary.LittleEndian.Uint64(row[i:]))

@@ -1,6 +1,8 @@
 package duel
 
-import "github.com/davidgoliath/dgenv/env"
+import (
+	"github.com/davidgoliath/dgenv/env"
+)
 
 // Bot chooses an action for the seat to act in s. A bot uses only what that
 // seat knows (its own hand and the public table) and returns a legal

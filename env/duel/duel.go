@@ -57,7 +57,6 @@ import (
 	"fmt"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -277,12 +276,12 @@ const MaxMaxRounds = 250
 func DefaultParams() Params { return Params{MaxRounds: 100} }
 
 // ErrParams is wrapped by every parameter error: the game interface's
-// (spiel.ErrParams), one for every game.
-var ErrParams = spiel.ErrParams
+// (env.ErrParams), one for every game.
+var ErrParams = env.ErrParams
 
-// ParamError names the parameter that is wrong: spiel.ParamError, so the
+// ParamError names the parameter that is wrong: env.ParamError, so the
 // server maps every game's parameter errors to the wire the same way.
-type ParamError = spiel.ParamError
+type ParamError = env.ParamError
 
 // Normalized fills the defaults and validates.
 func (p Params) Normalized() (Params, error) {
@@ -302,7 +301,7 @@ func ParseParams(m map[string]any) (Params, error) {
 	for k, v := range m {
 		switch k {
 		case "max_rounds":
-			n, ok := spiel.AsInt(v)
+			n, ok := env.AsInt(v)
 			if !ok {
 				return p, &ParamError{Name: k, Value: v, Reason: "must be an integer"}
 			}

@@ -1,6 +1,8 @@
 package duel
 
-import "github.com/davidgoliath/dgenv/env"
+import (
+	"github.com/davidgoliath/dgenv/env"
+)
 
 // ResampleFromInfostate returns a copy of the state in which what player
 // cannot see is dealt anew: the opponent's hand (same size) and the deck

@@ -3,27 +3,27 @@ package duel
 import (
 	"fmt"
 
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env"
 )
 
-// Name is the duel's name in a spiel.Registry.
+// Name is the duel's name in an env.Registry.
 const Name = "duel"
 
-// SpielType is the duel as a spiel.Type. Sessions of it use the generic
+// SpielType is the duel as an env.Type. Sessions of it use the generic
 // spiel Vec (States reset in place, nothing allocated per step).
-func SpielType() *spiel.Type {
-	t := &spiel.Type{
+func SpielType() *env.Type {
+	t := &env.Type{
 		Name:    Name,
 		Doc:     "the two-player duel: Goliath and David on an 8x8 board (docs/duel.md)",
 		Players: []int{NumPlayers},
-		Params: []spiel.Param{
+		Params: []env.Param{
 			{Name: "max_rounds", Default: 100, Min: 1, Max: MaxMaxRounds, Doc: "rounds before the game is a draw"},
 		},
 	}
-	t.Make = func(v spiel.Values) (spiel.Game, error) {
+	t.Make = func(v env.Values) (env.Game, error) {
 		g, err := NewGame(Params{MaxRounds: v["max_rounds"]})
 		if err != nil {
-			return nil, err // a *spiel.ParamError naming the field
+			return nil, err // a *env.ParamError naming the field
 		}
 		return &SpielGame{G: g, t: t}, nil
 	}
@@ -31,16 +31,16 @@ func SpielType() *spiel.Type {
 }
 
 // Bots are the duel's bots for a registry (besides the generic "random").
-func Bots() map[string]spiel.BotFactory {
-	return map[string]spiel.BotFactory{
+func Bots() map[string]env.BotFactory {
+	return map[string]env.BotFactory{
 		"random":    SpielBot(RandomBot{}),
 		"heuristic": SpielBot(HeuristicBot{}),
 	}
 }
 
-// SpielBot makes a duel bot a spiel.BotFactory.
-func SpielBot(b Bot) spiel.BotFactory {
-	return func(g spiel.Game) (spiel.Bot, error) {
+// SpielBot makes a duel bot an env.BotFactory.
+func SpielBot(b Bot) env.BotFactory {
+	return func(g env.Game) (env.Bot, error) {
 		if _, ok := g.(*SpielGame); !ok {
 			return nil, fmt.Errorf("plays only %s, not %s", Name, g.Type().Name)
 		}
@@ -50,34 +50,34 @@ func SpielBot(b Bot) spiel.BotFactory {
 
 type spielBot struct{ b Bot }
 
-func (b spielBot) Act(s spiel.State, rng *spiel.RNG) int {
+func (b spielBot) Act(s env.State, rng *env.RNG) int {
 	return b.b.Act(s.(*SpielState).S, rng)
 }
 
-// SpielGame is a *Game as a spiel.Game.
+// SpielGame is a *Game as an env.Game.
 type SpielGame struct {
 	G *Game
-	t *spiel.Type
+	t *env.Type
 }
 
-func (g *SpielGame) Type() *spiel.Type       { return g.t }
-func (g *SpielGame) Values() spiel.Values    { return spiel.Values{"max_rounds": g.G.params.MaxRounds} }
+func (g *SpielGame) Type() *env.Type         { return g.t }
+func (g *SpielGame) Values() env.Values      { return env.Values{"max_rounds": g.G.params.MaxRounds} }
 func (g *SpielGame) NumDistinctActions() int { return NumActions }
 func (g *SpielGame) NumPlayers() int         { return NumPlayers }
 func (g *SpielGame) MaxGameLength() int      { return g.G.MaxGameLength() }
 func (g *SpielGame) MinUtility() float64     { return g.G.MinUtility() }
 func (g *SpielGame) MaxUtility() float64     { return g.G.MaxUtility() }
-func (g *SpielGame) Observation() spiel.Layout {
-	return spiel.Layout{Size: ObsSize, Sections: g.G.layout}
+func (g *SpielGame) Observation() env.Layout {
+	return env.Layout{Size: ObsSize, Sections: g.G.layout}
 }
 
-// NewInitialState implements spiel.Game.
-func (g *SpielGame) NewInitialState(seed uint64) spiel.State {
+// NewInitialState implements env.Game.
+func (g *SpielGame) NewInitialState(seed uint64) env.State {
 	return &SpielState{S: g.G.NewInitialState(seed), g: g}
 }
 
-// DeserializeState implements spiel.Game.
-func (g *SpielGame) DeserializeState(text string) (spiel.State, error) {
+// DeserializeState implements env.Game.
+func (g *SpielGame) DeserializeState(text string) (env.State, error) {
 	s, err := g.G.DeserializeState(text)
 	if err != nil {
 		return nil, err
@@ -85,13 +85,13 @@ func (g *SpielGame) DeserializeState(text string) (spiel.State, error) {
 	return &SpielState{S: s, g: g}, nil
 }
 
-// SpielState is a *State as a spiel.State (and spiel.Seeded, spiel.Resetter).
+// SpielState is a *State as an env.State (and env.Seeded, env.Resetter).
 type SpielState struct {
 	S *State
 	g *SpielGame
 }
 
-func (s *SpielState) Game() spiel.Game                    { return s.g }
+func (s *SpielState) Game() env.Game                      { return s.g }
 func (s *SpielState) CurrentPlayer() int                  { return s.S.CurrentPlayer() }
 func (s *SpielState) IsTerminal() bool                    { return s.S.IsTerminal() }
 func (s *SpielState) IsLegal(a int) bool                  { return s.S.IsLegal(a) }
@@ -105,9 +105,9 @@ func (s *SpielState) Serialize() string                   { return s.S.Serialize
 func (s *SpielState) History() []int                      { return s.S.History() }
 func (s *SpielState) ActionString(player, a int) string   { return s.S.ActionString(player, a) }
 func (s *SpielState) String() string                      { return s.S.String() }
-func (s *SpielState) Clone() spiel.State                  { return &SpielState{S: s.S.Clone(), g: s.g} }
+func (s *SpielState) Clone() env.State                    { return &SpielState{S: s.S.Clone(), g: s.g} }
 func (s *SpielState) Reset(seed uint64)                   { s.S.Reset(seed) }
 
-// Seed implements spiel.Seeded: a state resampled from an infostate has
+// Seed implements env.Seeded: a state resampled from an infostate has
 // no single seed that replays it.
 func (s *SpielState) Seed() (uint64, bool) { return s.S.Seed(), len(s.S.resamples) == 0 }

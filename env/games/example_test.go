@@ -3,8 +3,8 @@ package games_test
 import (
 	"fmt"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // A game is found by name, made from parameters (defaults filled, each
@@ -20,17 +20,17 @@ func Example() {
 
 	s := g.NewInitialState(7)
 	for !s.IsTerminal() {
-		legal := spiel.LegalActions(s)
+		legal := env.LegalActions(s)
 		if err := s.ApplyAction(legal[0]); err != nil {
 			panic(err)
 		}
 	}
-	rec := spiel.RecordOf(s)
+	rec := env.RecordOf(s)
 	_, err = rec.Replay(reg)
 	fmt.Println("replays:", err == nil)
 
 	bot, _ := reg.NewBot(g, "heuristic")
-	v, _ := spiel.NewVec(g, spiel.VecConfig{NumEnvs: 4, Seed: 1, LearnerSeats: []int{0}, Opponent: "heuristic", Bot: bot})
+	v, _ := env.NewVec(g, env.VecConfig{NumEnvs: 4, Seed: 1, LearnerSeats: []int{0}, Opponent: "heuristic", Bot: bot})
 	defer v.Close()
 	fmt.Println("mask", len(v.Mask()), "obs", len(v.Obs()))
 

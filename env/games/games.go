@@ -5,20 +5,20 @@ package games
 
 import (
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/duel"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // Default returns a new registry of the shipped games: the card game (the
 // default) with package env's bots (random, heuristic, search) and the
 // duel with its own. Trained policies are added by whoever loads them
 // (policy.Bots, registered as card-game bots).
-func Default() *spiel.Registry {
-	r := spiel.NewRegistry()
-	r.MustRegister(env.SpielType())
-	for _, name := range env.BotNames() {
-		mustBot(r, env.GameName, name, env.SpielBot(func() env.Bot {
-			b, err := env.NewBot(name)
+func Default() *env.Registry {
+	r := env.NewRegistry()
+	r.MustRegister(card.SpielType())
+	for _, name := range card.BotNames() {
+		mustBot(r, card.GameName, name, card.SpielBot(func() card.Bot {
+			b, err := card.NewBot(name)
 			if err != nil {
 				panic(err)
 			}
@@ -32,7 +32,7 @@ func Default() *spiel.Registry {
 	return r
 }
 
-func mustBot(r *spiel.Registry, game, name string, f spiel.BotFactory) {
+func mustBot(r *env.Registry, game, name string, f env.BotFactory) {
 	if err := r.RegisterBot(game, name, f); err != nil {
 		panic(err)
 	}

@@ -9,10 +9,9 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/envtest"
 
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
-	"github.com/davidgoliath/dgenv/env/spiel/spieltest"
 )
 
 func TestEveryGameConforms(t *testing.T) {
@@ -27,7 +26,7 @@ func TestEveryGameConforms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spieltest.Conformance(t, reg, g, 3)
+			envtest.Conformance(t, reg, g, 3)
 		})
 	}
 }
@@ -65,8 +64,8 @@ func TestParamErrorsNameTheField(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = typ.New(c.given)
-		var pe *spiel.ParamError
-		if !errors.As(err, &pe) || pe.Name != c.field || !errors.Is(err, spiel.ErrParams) {
+		var pe *env.ParamError
+		if !errors.As(err, &pe) || pe.Name != c.field || !errors.Is(err, env.ErrParams) {
 			t.Errorf("%s %v: err = %v, want a ParamError naming %q", c.game, c.given, err, c.field)
 		}
 	}
@@ -85,8 +84,8 @@ func TestVecOfEveryGameAllocatesNothingPerStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := spiel.VecConfig{NumEnvs: 8, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Packed: packed, Workers: 1}
-			if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
+			cfg := env.VecConfig{NumEnvs: 8, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Packed: packed, Workers: 1}
+			if a := envtest.VecAllocs(t, g, cfg); a != 0 {
 				t.Errorf("%s packed=%v: %v allocs per step", name, packed, a)
 			}
 		}
@@ -105,12 +104,12 @@ func TestVecObsTargetOfEveryGame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cfg := range []spiel.VecConfig{
+		for _, cfg := range []env.VecConfig{
 			{NumEnvs: 16, Seed: 1, Workers: 1},
 			{NumEnvs: 33, Seed: 2, LearnerSeats: []int{0}, Opponent: "random", Bot: bot, Workers: 2},
 		} {
 			t.Run(fmt.Sprintf("%s/%d envs", name, cfg.NumEnvs), func(t *testing.T) {
-				spieltest.VecObsTarget(t, g, cfg, 80)
+				envtest.VecObsTarget(t, g, cfg, 80)
 			})
 		}
 	}
@@ -150,7 +149,7 @@ func TestPlayMatchOfAnyGame(t *testing.T) {
 }
 
 // Per-seat opponents (VecConfig.Opponents and Bots, made by the registry)
-// through spiel.NewVec, for every game: the generic Vec and the card
+// through env.NewVec, for every game: the generic Vec and the card
 // game's kernel. Steps allocate nothing; wrong lists name "opponents".
 func TestVecOfEveryGameWithPerSeatOpponents(t *testing.T) {
 	reg := games.Default()
@@ -166,11 +165,11 @@ func TestVecOfEveryGameWithPerSeatOpponents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := spiel.VecConfig{NumEnvs: 8, Seed: 1, Opponents: opponents, Bots: bots, Workers: 1}
-		if a := spieltest.VecAllocs(t, g, cfg); a != 0 {
+		cfg := env.VecConfig{NumEnvs: 8, Seed: 1, Opponents: opponents, Bots: bots, Workers: 1}
+		if a := envtest.VecAllocs(t, g, cfg); a != 0 {
 			t.Errorf("%s: %v allocs per step", name, a)
 		}
-		v, err := spiel.NewVec(g, cfg)
+		v, err := env.NewVec(g, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,15 +183,15 @@ func TestVecOfEveryGameWithPerSeatOpponents(t *testing.T) {
 		}
 		v.Close()
 		one, _ := reg.NewBot(g, "random")
-		wrong := map[string]spiel.VecConfig{
+		wrong := map[string]env.VecConfig{
 			"a short list":             {NumEnvs: 1, Opponents: opponents[1:], Bots: bots[1:]},
 			"both opponent and a list": {NumEnvs: 1, Opponent: "random", Bot: one, Opponents: opponents, Bots: bots},
 			"a bot on a learner seat":  {NumEnvs: 1, LearnerSeats: []int{0, 1}, Opponents: opponents, Bots: bots},
-			"a bot on every seat":      {NumEnvs: 1, Opponents: slices.Repeat([]string{"random"}, p), Bots: slices.Repeat([]spiel.Bot{one}, p)},
+			"a bot on every seat":      {NumEnvs: 1, Opponents: slices.Repeat([]string{"random"}, p), Bots: slices.Repeat([]env.Bot{one}, p)},
 		}
 		for what, c := range wrong {
-			_, err := spiel.NewVec(g, c)
-			var ce *spiel.ConfigError
+			_, err := env.NewVec(g, c)
+			var ce *env.ConfigError
 			if !errors.As(err, &ce) || ce.Field != "opponents" {
 				t.Errorf("%s, %s: error = %v, want a ConfigError of field opponents", name, what, err)
 			}
@@ -203,7 +202,7 @@ func TestVecOfEveryGameWithPerSeatOpponents(t *testing.T) {
 	}
 }
 
-// BenchmarkGenericVec steps the duel through the generic spiel.Vec (one
+// BenchmarkGenericVec steps the duel through the generic env.Vec (one
 // goroutine), learner seat 0 against the random bot.
 func BenchmarkGenericVec(b *testing.B) {
 	reg := games.Default()
@@ -211,13 +210,13 @@ func BenchmarkGenericVec(b *testing.B) {
 	g, _ := typ.Default()
 	bot, _ := reg.NewBot(g, "random")
 	const n = 256
-	v, err := spiel.NewVec(g, spiel.VecConfig{NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot})
+	v, err := env.NewVec(g, env.VecConfig{NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random", Bot: bot})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer v.Close()
 	acts := make([]int32, n)
-	rng := spiel.NewRNG(5, 5)
+	rng := env.NewRNG(5, 5)
 	a := g.NumDistinctActions()
 	b.ReportAllocs()
 	b.ResetTimer()

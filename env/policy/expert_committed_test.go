@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -26,14 +27,14 @@ func TestCommittedExpertPolicy(t *testing.T) {
 	if p == nil {
 		t.Fatal("policies/expert.onnx is not committed")
 	}
-	g4, _ := env.NewGame(env.Params{Players: 4})
-	if m := p.Meta(); m.GameName != env.GameName || m.ObsSize != g4.ObservationLayout().Size || m.NumActions != env.NumActions {
+	g4, _ := card.NewGame(card.Params{Players: 4})
+	if m := p.Meta(); m.GameName != card.GameName || m.ObsSize != g4.ObservationLayout().Size || m.NumActions != card.NumActions {
 		t.Fatalf("policies/expert.onnx: game %s, %d observation elements, %d actions; want the 4-player card game's", m.GameName, m.ObsSize, m.NumActions)
 	}
 	if err := policy.Register(reg, ps); err != nil {
 		t.Fatal(err)
 	}
-	typ, _ := reg.Lookup(env.GameName)
+	typ, _ := reg.Lookup(card.GameName)
 	g, _ := typ.Default()
 	diff := func(agent string) env.Estimate {
 		res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{agent, "heuristic", "heuristic", "heuristic"}, Games: 96, Seed: 1, Duplicate: true})

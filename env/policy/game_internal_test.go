@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/spiel"
 )
 
 // gameModel builds a policy file for game g whose logits are the constant
 // bias (one per action, whatever the observation): obs -> Gemm(zero weight,
 // bias) -> logits. meta overrides metadata keys ("" deletes one).
-func gameModel(tb testing.TB, g spiel.Game, bias []float32, meta map[string]string) []byte {
+func gameModel(tb testing.TB, g env.Game, bias []float32, meta map[string]string) []byte {
 	tb.Helper()
 	lay := g.Observation()
 	d, na := int64(lay.Size), int64(len(bias))
@@ -52,7 +52,7 @@ func gameModel(tb testing.TB, g spiel.Game, bias []float32, meta map[string]stri
 	return m
 }
 
-func newGame(tb testing.TB, reg *spiel.Registry, name string, params map[string]any) spiel.Game {
+func newGame(tb testing.TB, reg *env.Registry, name string, params map[string]any) env.Game {
 	tb.Helper()
 	t, err := reg.Lookup(name)
 	if err != nil {
@@ -93,8 +93,8 @@ func TestPolicyOfAnotherGame(t *testing.T) {
 	if err := Register(reg, map[string]*Policy{"d": p}); err != nil {
 		t.Fatal(err)
 	}
-	card := newGame(t, reg, "", nil)
-	if _, err := reg.NewBot(card, "policy:d"); err == nil {
+	cardGame := newGame(t, reg, "", nil)
+	if _, err := reg.NewBot(cardGame, "policy:d"); err == nil {
 		t.Fatal("the duel policy became a card-game bot")
 	}
 	if _, err := reg.NewBot(duel, "search:policy:d"); err == nil {
@@ -106,13 +106,13 @@ func TestPolicyOfAnotherGame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Check(card); err == nil || !strings.Contains(err.Error(), "plays duel, not david_goliath") {
+	if err := p.Check(cardGame); err == nil || !strings.Contains(err.Error(), "plays duel, not david_goliath") {
 		t.Fatalf("Check(card game) = %v", err)
 	}
 	mask := make([]uint8, na)
 	for seed := range uint64(20) {
 		s := short.NewInitialState(seed)
-		rng := spiel.NewRNG(seed, 1)
+		rng := env.NewRNG(seed, 1)
 		for moves := 0; !s.IsTerminal(); moves++ {
 			if moves > short.MaxGameLength() {
 				t.Fatalf("seed %d: longer than MaxGameLength %d", seed, short.MaxGameLength())
@@ -140,7 +140,7 @@ func TestPolicyOfAnotherGame(t *testing.T) {
 func TestPolicyGameMetadataErrors(t *testing.T) {
 	reg := games.Default()
 	duel := newGame(t, reg, "duel", nil)
-	card := newGame(t, reg, "", nil)
+	cardGame := newGame(t, reg, "", nil)
 	cases := []struct {
 		name string
 		data []byte
@@ -150,9 +150,9 @@ func TestPolicyGameMetadataErrors(t *testing.T) {
 		{"name not a string", gameModel(t, duel, descending(duel.NumDistinctActions()), map[string]string{"dgenv.game": `{"name":7}`}), "want a game's name"},
 		{"game not an object", gameModel(t, duel, descending(duel.NumDistinctActions()), map[string]string{"dgenv.game": `null`}), "want a JSON object"},
 		{"parameter out of range", gameModel(t, duel, descending(duel.NumDistinctActions()), map[string]string{"dgenv.game": `{"name":"duel","max_rounds":0}`}), "max_rounds"},
-		{"card game's action count for the duel", gameModel(t, duel, descending(env.NumActions), nil), "duel has 117 actions"},
-		{"the card game's layout under the duel's name", gameModel(t, card, descending(duel.NumDistinctActions()), map[string]string{"dgenv.game": `{"name":"duel"}`}), "observation size"},
-		{"no name is the default game (the card game), whose layout differs", gameModel(t, duel, descending(env.NumActions), map[string]string{"dgenv.game": `{"max_rounds":100}`}), "max_rounds"},
+		{"card game's action count for the duel", gameModel(t, duel, descending(card.NumActions), nil), "duel has 117 actions"},
+		{"the card game's layout under the duel's name", gameModel(t, cardGame, descending(duel.NumDistinctActions()), map[string]string{"dgenv.game": `{"name":"duel"}`}), "observation size"},
+		{"no name is the default game (the card game), whose layout differs", gameModel(t, duel, descending(card.NumActions), map[string]string{"dgenv.game": `{"max_rounds":100}`}), "max_rounds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestPolicyGameMetadataErrors(t *testing.T) {
 func TestChooseAnyWidth(t *testing.T) {
 	logits := []float32{3, 9, 1, 5, 2}
 	mask := []uint8{1, 0, 1, 1, 0, 1, 1} // longer than the logits: the tail is ignored
-	rng := spiel.NewRNG(1, 2)
+	rng := env.NewRNG(1, 2)
 	if a := Choose(logits, mask, true, 1, &rng); a != 3 {
 		t.Fatalf("greedy = %d, want 3", a)
 	}

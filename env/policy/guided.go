@@ -1,18 +1,18 @@
 package policy
 
 import (
-	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // Prior gives a policy's logits as the prior of a guided search
-// (env.SearchBot.Prior): the network sees only the acting seat's
+// (card.SearchBot.Prior): the network sees only the acting seat's
 // observation.
 type Prior struct {
 	Policy *Policy
 }
 
-// Scores implements env.Prior.
-func (pr Prior) Scores(s *env.State, out *[env.NumActions]float32) {
+// Scores implements card.Prior.
+func (pr Prior) Scores(s *card.State, out *[card.NumActions]float32) {
 	p := pr.Policy
 	sc := p.getDecision()
 	defer scratchPool.Put(sc)
@@ -37,16 +37,16 @@ const GuidedWeight = 1.0
 // points a game ahead of search, where the 16 + 48 budget it had before
 // was 2.2 ahead, within the intervals (docs/training.md).
 type Guided struct {
-	env.SearchBot
+	card.SearchBot
 	policy *Policy
 }
 
 // NewGuided returns the guided search for p.
 func NewGuided(p *Policy) Guided {
-	return Guided{SearchBot: env.SearchBot{
+	return Guided{SearchBot: card.SearchBot{
 		Worlds: 48, Focus: 3, FocusWorlds: 144, Prior: Prior{Policy: p}, PriorWeight: GuidedWeight,
 	}, policy: p}
 }
 
-// CheckGame implements env.GameChecker: the policy's player count only.
-func (g Guided) CheckGame(gm *env.Game) error { return g.policy.CheckGame(gm) }
+// CheckGame implements card.GameChecker: the policy's player count only.
+func (g Guided) CheckGame(gm *card.Game) error { return g.policy.CheckGame(gm) }

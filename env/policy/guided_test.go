@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -17,14 +18,14 @@ func TestPriorScoresAreTheLogits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := env.NewGame(env.Params{Players: 4})
+	g, _ := card.NewGame(card.Params{Players: 4})
 	s := g.NewInitialState(3)
 	for range 6 {
 		_ = s.ApplyAction(s.LegalActions()[0])
 	}
-	var got [env.NumActions]float32
+	var got [card.NumActions]float32
 	policy.Prior{Policy: p}.Scores(s, &got)
-	want := make([]float32, env.NumActions)
+	want := make([]float32, card.NumActions)
 	if err := p.Logits(s.ObservationTensor(s.CurrentPlayer()), 1, want); err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,8 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	require(reg.RegisterBot(env.GameName, "search:policy:guidetest", env.SpielBot(func() env.Bot { return gd })))
-	typ, _ := reg.Lookup(env.GameName)
+	require(reg.RegisterBot(card.GameName, "search:policy:guidetest", card.SpielBot(func() card.Bot { return gd })))
+	typ, _ := reg.Lookup(card.GameName)
 	cg, err := typ.New(map[string]any{"players": 4, "deals": 1})
 	require(err)
 	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
@@ -70,11 +71,11 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	if err != nil || len(res.Scores) != 2 {
 		t.Fatalf("PlayMatch = %v, %v", res, err)
 	}
-	g3, _ := env.NewGame(env.Params{Players: 3})
+	g3, _ := card.NewGame(card.Params{Players: 3})
 	if err := gd.CheckGame(g3); err == nil {
 		t.Fatal("a 4-player policy's guided search accepted a 3-player game")
 	}
-	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	g, _ := card.NewGame(card.Params{Players: 4, Deals: 1})
 	s := g.NewInitialState(5)
 	rng := env.NewRNG(1, 2)
 	for !s.IsTerminal() {
@@ -87,9 +88,9 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 // gameStates are the states of the decisions with more than one legal card
 // in four 4-player games played by the heuristic: a decision mix like a
 // real game's (long first tricks, short last ones).
-func gameStates(b *testing.B) []*env.State {
-	g, _ := env.NewGame(env.Params{Players: 4})
-	var out []*env.State
+func gameStates(b *testing.B) []*card.State {
+	g, _ := card.NewGame(card.Params{Players: 4})
+	var out []*card.State
 	rng := env.NewRNG(1, 1)
 	for seed := range uint64(4) {
 		s := g.NewInitialState(seed)
@@ -97,7 +98,7 @@ func gameStates(b *testing.B) []*env.State {
 			if s.NumLegal() > 1 {
 				out = append(out, s.Clone())
 			}
-			if err := s.ApplyAction(env.HeuristicBot{}.Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(card.HeuristicBot{}.Act(s, &rng)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -107,7 +108,7 @@ func gameStates(b *testing.B) []*env.State {
 
 // benchDecisions is the mean time of one decision over a game's mix, on one
 // goroutine (the search bots' Workers = 1).
-func benchDecisions(b *testing.B, bot env.Bot) {
+func benchDecisions(b *testing.B, bot card.Bot) {
 	states := gameStates(b)
 	rng := env.NewRNG(2, 2)
 	i := 0
@@ -140,7 +141,7 @@ func BenchmarkDecisionPolicy(b *testing.B) {
 }
 
 func BenchmarkDecisionSearch(b *testing.B) {
-	benchDecisions(b, env.SearchBot{Workers: 1})
+	benchDecisions(b, card.SearchBot{Workers: 1})
 }
 
 func BenchmarkDecisionGuidedSearch(b *testing.B) {
@@ -156,14 +157,14 @@ func BenchmarkDecisionGuidedSearch(b *testing.B) {
 // searching seat's own cards in the rollouts.
 func BenchmarkDecisionInferSearch(b *testing.B) {
 	p := committed(b, Strongest)
-	benchDecisions(b, env.SearchBot{Workers: 1, Infer: policy.Prior{Policy: p}, InferEps: 0.1})
+	benchDecisions(b, card.SearchBot{Workers: 1, Infer: policy.Prior{Policy: p}, InferEps: 0.1})
 }
 
 func BenchmarkDecisionModelSeatsSearch(b *testing.B) {
-	benchDecisions(b, env.SearchBot{Workers: 1, ModelSeats: true, InferPool: 256})
+	benchDecisions(b, card.SearchBot{Workers: 1, ModelSeats: true, InferPool: 256})
 }
 
 func BenchmarkDecisionSelfRolloutSearch(b *testing.B) {
 	p := committed(b, Strongest)
-	benchDecisions(b, env.SearchBot{Workers: 1, SelfRollout: policy.Bot{Policy: p, Greedy: true}})
+	benchDecisions(b, card.SearchBot{Workers: 1, SelfRollout: policy.Bot{Policy: p, Greedy: true}})
 }

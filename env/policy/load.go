@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // NamePattern is the allow-list for policy names: the file <name>.onnx is
@@ -26,7 +26,7 @@ const MaxModelBytes = 256 << 20
 // to hex SHA-256 digests: a pinned file must match, and a pin without its
 // file is an error. A file name outside NamePattern, an unreadable or
 // invalid model, is an error naming the file: nothing is loaded half.
-func LoadFS(reg *spiel.Registry, fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
+func LoadFS(reg *env.Registry, fsys fs.FS, pins map[string]string) (map[string]*Policy, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("policies: %w", err)
@@ -85,16 +85,16 @@ func LoadFS(reg *spiel.Registry, fsys fs.FS, pins map[string]string) (map[string
 // CardBots are the card-game bots a set of policies provides, by bot name:
 // each card-game policy as "policy:<name>" (greedy) and the search bot it
 // guides as "search:policy:<name>" (NewGuided), as bots of package env
-// (for tools that play env.State directly, as dgteach). Policies of other
+// (for tools that play card.State directly, as dgteach). Policies of other
 // games are left out. Register puts every policy in a registry.
-func CardBots(ps map[string]*Policy) map[string]env.BotFactory {
-	out := make(map[string]env.BotFactory, 2*len(ps))
+func CardBots(ps map[string]*Policy) map[string]card.BotFactory {
+	out := make(map[string]card.BotFactory, 2*len(ps))
 	for name, p := range ps {
-		if p.meta.GameName != env.GameName {
+		if p.meta.GameName != card.GameName {
 			continue
 		}
-		out["policy:"+name] = func() env.Bot { return Bot{Policy: p, Greedy: true} }
-		out["search:policy:"+name] = func() env.Bot { return NewGuided(p) }
+		out["policy:"+name] = func() card.Bot { return Bot{Policy: p, Greedy: true} }
+		out["search:policy:"+name] = func() card.Bot { return NewGuided(p) }
 	}
 	return out
 }
@@ -104,25 +104,25 @@ func CardBots(ps map[string]*Policy) map[string]env.BotFactory {
 // also the search it guides, "search:policy:<name>". Whoever serves the
 // policies (the server, libdgenv, dgeval) calls it with the registry the
 // policies were loaded with.
-func Register(reg *spiel.Registry, ps map[string]*Policy) error {
+func Register(reg *env.Registry, ps map[string]*Policy) error {
 	names := make([]string, 0, len(ps))
 	for name := range ps {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	card := CardBots(ps)
+	cardBots := CardBots(ps)
 	for _, name := range names {
 		p := ps[name]
 		game := p.meta.GameName
-		if game == env.GameName {
+		if game == card.GameName {
 			for _, bot := range []string{"policy:" + name, "search:policy:" + name} {
-				if err := reg.RegisterBot(game, bot, env.SpielBot(card[bot])); err != nil {
+				if err := reg.RegisterBot(game, bot, card.SpielBot(cardBots[bot])); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		err := reg.RegisterBot(game, "policy:"+name, func(g spiel.Game) (spiel.Bot, error) {
+		err := reg.RegisterBot(game, "policy:"+name, func(g env.Game) (env.Bot, error) {
 			if err := p.Check(g); err != nil {
 				return nil, err
 			}

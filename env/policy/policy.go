@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/spiel"
+	"github.com/davidgoliath/dgenv/env/card"
 )
 
 // Format is the metadata "dgenv.format" this package reads.
@@ -33,7 +33,7 @@ type Meta struct {
 	// (files written before other games existed).
 	GameName string `json:"game_name"`
 	// Params are the game's parameters, defaults filled.
-	Params      spiel.Values `json:"game"`
+	Params      env.Values   `json:"game"`
 	Layout      []SectionRef `json:"obs_layout"`
 	ObsSize     int          `json:"obs_size"`
 	NumActions  int          `json:"num_actions"`
@@ -58,7 +58,7 @@ type Policy struct {
 	name    string
 	sha256  string
 	meta    Meta
-	game    spiel.Game // the game of the metadata, made by the registry it was loaded with
+	game    env.Game // the game of the metadata, made by the registry it was loaded with
 	steps   []step
 	widths  []int // per value slot, the row width
 	offs    []int // per value slot, its offset in the scratch buffer
@@ -77,7 +77,7 @@ func (p *Policy) Meta() Meta { return p.meta }
 
 // Game is the game the policy plays (its metadata's, made by the registry
 // it was loaded with).
-func (p *Policy) Game() spiel.Game { return p.game }
+func (p *Policy) Game() env.Game { return p.game }
 
 // NumActions is the width of the policy's logits: its game's action count.
 func (p *Policy) NumActions() int { return p.meta.NumActions }
@@ -85,12 +85,12 @@ func (p *Policy) NumActions() int { return p.meta.NumActions }
 // Parse reads and validates an ONNX model in the dgenv policy v1 format.
 // The game its metadata names is looked up in reg, and the model must fit
 // that game's observation layout and action count.
-func Parse(reg *spiel.Registry, name string, data []byte) (*Policy, error) {
+func Parse(reg *env.Registry, name string, data []byte) (*Policy, error) {
 	return parse(reg, name, data, sha256.Sum256(data))
 }
 
 // parse is Parse with the file's digest already computed.
-func parse(reg *spiel.Registry, name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
+func parse(reg *env.Registry, name string, data []byte, sum [sha256.Size]byte) (*Policy, error) {
 	m, err := parseModel(data)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func parse(reg *spiel.Registry, name string, data []byte, sum [sha256.Size]byte)
 	return p, nil
 }
 
-func (p *Policy) readMeta(reg *spiel.Registry, md map[string]string) error {
+func (p *Policy) readMeta(reg *env.Registry, md map[string]string) error {
 	get := func(k string) (string, error) {
 		v, ok := md[k]
 		if !ok {
@@ -177,7 +177,7 @@ func (p *Policy) readMeta(reg *spiel.Registry, md map[string]string) error {
 }
 
 // sameLayout checks a policy's layout against game g's.
-func sameLayout(got []SectionRef, size int, g spiel.Game) error {
+func sameLayout(got []SectionRef, size int, g env.Game) error {
 	want := g.Observation()
 	if size != want.Size {
 		return bad("observation size %d, %s (%v) has %d", size, g.Type().Name, g.Values(), want.Size)
@@ -198,7 +198,7 @@ func sameLayout(got []SectionRef, size int, g spiel.Game) error {
 // observation layout (the card game at another player count). Parameters
 // that leave the layout alone (deals, dealer, the duel's round limit) may
 // differ.
-func (p *Policy) Check(g spiel.Game) error {
+func (p *Policy) Check(g env.Game) error {
 	if name := g.Type().Name; name != p.meta.GameName {
 		return fmt.Errorf("policy %q plays %s, not %s", p.name, p.meta.GameName, name)
 	}
@@ -208,10 +208,10 @@ func (p *Policy) Check(g spiel.Game) error {
 	return nil
 }
 
-// CheckGame is Check for the card game's own type (env.GameChecker, for
+// CheckGame is Check for the card game's own type (card.GameChecker, for
 // the bots of package env).
-func (p *Policy) CheckGame(g *env.Game) error {
-	t := env.SpielType()
+func (p *Policy) CheckGame(g *card.Game) error {
+	t := card.SpielType()
 	sg, err := t.New(map[string]any{"players": g.NumPlayers()})
 	if err != nil {
 		return err
@@ -543,7 +543,7 @@ func (p *Policy) forward(out []float32, scratch []float32) {
 // id on ties), otherwise a sample from the softmax over legal actions at
 // the given temperature. It returns -1 when nothing is legal. It allocates
 // nothing.
-func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rng *spiel.RNG) int {
+func Choose(logits []float32, mask []uint8, greedy bool, temperature float64, rng *env.RNG) int {
 	mask = mask[:len(logits)]
 	best, bestA := float32(math.Inf(-1)), -1
 	for a, m := range mask {
@@ -611,7 +611,7 @@ func resize[T any](s []T, n int) []T {
 // forwardObs runs the network on one observation row of bytes into logits,
 // for a bot's decision. A bot cannot return an error, so non-finite logits
 // panic with the ErrNonFinite error: the engine turns a panic while
-// stepping into an error of that step (spiel.PanicError; the server
+// stepping into an error of that step (env.PanicError; the server
 // deletes the session and answers 500), and the arena into a failed match.
 func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
 	bufp := p.getScratch()
@@ -626,7 +626,7 @@ func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
 	}
 }
 
-// Bot plays a policy as an env.Bot (the card game's bots: the arena,
+// Bot plays a policy as a card.Bot (the card game's bots: the arena,
 // dgteach). GameBot is the same for any game of the interface.
 type Bot struct {
 	Policy *Policy
@@ -636,17 +636,17 @@ type Bot struct {
 	Temperature float64
 }
 
-// CheckGame implements env.GameChecker: a policy plays only the game and
+// CheckGame implements card.GameChecker: a policy plays only the game and
 // player count it was trained for.
-func (b Bot) CheckGame(g *env.Game) error { return b.Policy.CheckGame(g) }
+func (b Bot) CheckGame(g *card.Game) error { return b.Policy.CheckGame(g) }
 
-// Act implements env.Bot: it encodes the acting seat's observation, runs
+// Act implements card.Bot: it encodes the acting seat's observation, runs
 // the network and chooses among the legal actions.
-func (b Bot) Act(s *env.State, rng *env.RNG) env.Action {
+func (b Bot) Act(s *card.State, rng *env.RNG) card.Action {
 	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
 }
 
-// GameBot plays a policy as a spiel.Bot, for any game of the interface
+// GameBot plays a policy as an env.Bot, for any game of the interface
 // (Register makes it the bot "policy:<name>" of the policy's game).
 type GameBot struct {
 	Policy      *Policy
@@ -654,13 +654,13 @@ type GameBot struct {
 	Temperature float64
 }
 
-// Act implements spiel.Bot.
-func (b GameBot) Act(s spiel.State, rng *spiel.RNG) int {
+// Act implements env.Bot.
+func (b GameBot) Act(s env.State, rng *env.RNG) int {
 	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
 }
 
-// observed is what a decision reads of a state: the card game's *env.State
-// and every spiel.State have it.
+// observed is what a decision reads of a state: the card game's *card.State
+// and every env.State have it.
 type observed interface {
 	CurrentPlayer() int
 	WriteObservation(dst []uint8, player int)
@@ -669,7 +669,7 @@ type observed interface {
 
 // decide encodes the acting seat's observation and mask, runs the network
 // and chooses among the legal actions (Choose).
-func (p *Policy) decide(s observed, greedy bool, temperature float64, rng *spiel.RNG) int {
+func (p *Policy) decide(s observed, greedy bool, temperature float64, rng *env.RNG) int {
 	sc := p.getDecision()
 	defer scratchPool.Put(sc)
 	s.WriteObservation(sc.obs, s.CurrentPlayer())

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -48,20 +49,20 @@ func TestLogitsMatchNumpyReference(t *testing.T) {
 	for _, r := range obsRows {
 		flat = append(flat, r...)
 	}
-	got := make([]float32, len(obsRows)*env.NumActions)
+	got := make([]float32, len(obsRows)*card.NumActions)
 	if err := p.Logits(flat, len(obsRows), got); err != nil {
 		t.Fatal(err)
 	}
 	for b := range want {
 		for a, w := range want[b] {
-			if g := got[b*env.NumActions+a]; math.Abs(float64(g-w)) > 1e-4 {
+			if g := got[b*card.NumActions+a]; math.Abs(float64(g-w)) > 1e-4 {
 				t.Fatalf("Logits row %d action %d = %v, want %v", b, a, g, w)
 			}
 		}
 	}
 	m := p.Meta()
-	if m.GameName != env.GameName || m.Params["players"] != 4 || m.Params["deals"] != 4 || m.ObsSize != 874 ||
-		m.NumActions != env.NumActions || m.Description != "parity test model" {
+	if m.GameName != card.GameName || m.Params["players"] != 4 || m.Params["deals"] != 4 || m.ObsSize != 874 ||
+		m.NumActions != card.NumActions || m.Description != "parity test model" {
 		t.Errorf("Meta() = %+v", m)
 	}
 }
@@ -74,11 +75,11 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 	}
 	reg := games.Default()
 	for name, f := range policy.CardBots(map[string]*policy.Policy{"paritytest": p}) {
-		if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+		if err := reg.RegisterBot(card.GameName, name, card.SpielBot(f)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	typ, _ := reg.Lookup(env.GameName)
+	typ, _ := reg.Lookup(card.GameName)
 	cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
 	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
 		Agents: []string{"policy:paritytest", "random", "heuristic", "random"}, Games: 8, Seed: 3,
@@ -90,7 +91,7 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 		t.Fatalf("PlayMatch played %d games, want 8", len(res.Scores))
 	}
 	sampled := policy.Bot{Policy: p, Temperature: 1}
-	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	g, _ := card.NewGame(card.Params{Players: 4, Deals: 1})
 	s := g.NewInitialState(9)
 	rng := env.NewRNG(1, 1)
 	for !s.IsTerminal() {
@@ -106,12 +107,12 @@ func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = env.NewVecEnv(env.VecConfig{Params: env.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0},
+	_, err = card.NewVecEnv(card.VecConfig{Params: card.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0},
 		Opponent: "policy:fourplayers", Bot: policy.Bot{Policy: p, Greedy: true}})
 	if err == nil || !errors.Is(err, policy.ErrBadModel) {
 		t.Fatalf("NewVecEnv with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
 	}
-	g5, _ := env.NewGame(env.Params{Players: 5})
+	g5, _ := card.NewGame(card.Params{Players: 5})
 	if err := p.CheckGame(g5); err == nil {
 		t.Fatal("CheckGame(5 players) = nil, want an error")
 	}
@@ -195,8 +196,8 @@ func TestLoadFS(t *testing.T) {
 }
 
 func TestChoose(t *testing.T) {
-	logits := make([]float32, env.NumActions)
-	mask := make([]uint8, env.NumActions)
+	logits := make([]float32, card.NumActions)
+	mask := make([]uint8, card.NumActions)
 	if a := policy.Choose(logits, mask, true, 0, nil); a != -1 {
 		t.Fatalf("Choose with nothing legal = %d, want -1", a)
 	}
@@ -227,7 +228,7 @@ func TestCommittedPolicyLoadsAndPlays(t *testing.T) {
 	if p == nil {
 		t.Fatalf("LoadFS(policies) = %v, want beat-heuristic", ps)
 	}
-	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	g, _ := card.NewGame(card.Params{Players: 4, Deals: 1})
 	if err := p.CheckGame(g); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func BenchmarkPolicyAct(b *testing.B) {
 		b.Fatal(err)
 	}
 	bot := policy.Bot{Policy: ps["beat-heuristic"], Greedy: true}
-	g, _ := env.NewGame(env.Params{Players: 4})
+	g, _ := card.NewGame(card.Params{Players: 4})
 	s := g.NewInitialState(1)
 	for range 9 { // into the first trick's middle
 		_ = s.ApplyAction(s.LegalActions()[0])
@@ -280,7 +281,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		d := p.Meta().ObsSize
-		out := make([]float32, env.NumActions)
+		out := make([]float32, card.NumActions)
 		if err := p.Logits(make([]uint8, d), 1, out); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +300,7 @@ func TestNonFiniteLogitsFail(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse = %v: finite weights must load", err)
 	}
-	g, _ := env.NewGame(env.Params{Players: 4, Deals: 1})
+	g, _ := card.NewGame(card.Params{Players: 4, Deals: 1})
 	s := g.NewInitialState(9)
 	obs := make([]uint8, p.Meta().ObsSize)
 	s.WriteObservation(obs, s.CurrentPlayer())
@@ -319,7 +320,7 @@ func TestNonFiniteLogitsFail(t *testing.T) {
 		}
 	})
 	t.Run("a bot's decision panics with the error, never plays", func(t *testing.T) {
-		for _, b := range []env.Bot{policy.Bot{Policy: p, Greedy: true}, policy.Bot{Policy: p, Temperature: 1}} {
+		for _, b := range []card.Bot{policy.Bot{Policy: p, Greedy: true}, policy.Bot{Policy: p, Temperature: 1}} {
 			func() {
 				defer func() {
 					e, _ := recover().(error)
@@ -336,11 +337,11 @@ func TestNonFiniteLogitsFail(t *testing.T) {
 	t.Run("a match with it fails with the error", func(t *testing.T) {
 		reg := games.Default()
 		for name, f := range policy.CardBots(map[string]*policy.Policy{"overflow": p}) {
-			if err := reg.RegisterBot(env.GameName, name, env.SpielBot(f)); err != nil {
+			if err := reg.RegisterBot(card.GameName, name, card.SpielBot(f)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		typ, _ := reg.Lookup(env.GameName)
+		typ, _ := reg.Lookup(card.GameName)
 		cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
 		_, err := env.PlayMatchOf(reg, cg, env.MatchConfig{Agents: []string{"policy:overflow", "random", "random", "random"}, Games: 4, Seed: 3})
 		if !errors.Is(err, policy.ErrNonFinite) {

@@ -14,8 +14,8 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/policy"
-	"github.com/davidgoliath/dgenv/env/spiel"
 	"github.com/davidgoliath/dgenv/obs"
 )
 
@@ -63,7 +63,7 @@ type PackedSpec struct {
 type GameSpec map[string]any
 
 // GameOf describes g: its name and parameters, defaults filled.
-func GameOf(g spiel.Game) GameSpec {
+func GameOf(g env.Game) GameSpec {
 	out := GameSpec{"name": g.Type().Name}
 	for k, v := range g.Values() {
 		out[k] = v
@@ -130,7 +130,7 @@ type DealRecord struct {
 }
 
 // RecordOf converts a record of the engine (nil stays nil).
-func RecordOf(sr *spiel.Record) *Record {
+func RecordOf(sr *env.Record) *Record {
 	if sr == nil {
 		return nil
 	}
@@ -145,7 +145,7 @@ func RecordOf(sr *spiel.Record) *Record {
 		seed := sr.Seed
 		g.Seed = &seed
 	}
-	r, ok := sr.Extra.(*env.Record)
+	r, ok := sr.Extra.(*card.Record)
 	if !ok {
 		return g
 	}
@@ -173,7 +173,7 @@ func RecordOf(sr *spiel.Record) *Record {
 }
 
 // NewSpec describes a batch of game g built with vc (v is the Vec built).
-func NewSpec(g spiel.Game, v spiel.Vec, vc spiel.VecConfig, obsDtype string) Spec {
+func NewSpec(g env.Game, v env.Vec, vc env.VecConfig, obsDtype string) Spec {
 	l := g.Observation()
 	na := g.NumDistinctActions()
 	spec := Spec{
@@ -236,13 +236,13 @@ func PolicyInfoOf(name string, p *policy.Policy) PolicyInfo {
 // Int reads an integer parameter of a decoded GameSpec (JSON gives float64,
 // msgpack an integer type); 0 when absent or not an integer.
 func (g GameSpec) Int(key string) int {
-	n, _ := spiel.AsInt(g[key])
+	n, _ := env.AsInt(g[key])
 	return n
 }
 
 // CardParams reads the card game's parameters from a GameSpec.
-func (g GameSpec) CardParams() env.Params {
-	return env.Params{Players: g.Int("players"), Deals: g.Int("deals"), FirstDealer: g.Int("first_dealer")}
+func (g GameSpec) CardParams() card.Params {
+	return card.Params{Players: g.Int("players"), Deals: g.Int("deals"), FirstDealer: g.Int("first_dealer")}
 }
 
 // UnmarshalMsgpack decodes a msgpack answer of the server into wire types:
@@ -284,7 +284,7 @@ func normalize(m map[string]any) GameSpec {
 	}
 	out := make(GameSpec, len(m))
 	for k, v := range m {
-		if n, ok := spiel.AsInt(v); ok {
+		if n, ok := env.AsInt(v); ok {
 			v = n
 		}
 		out[k] = v
@@ -297,9 +297,9 @@ func normalize(m map[string]any) GameSpec {
 // message; field is "" when no field is to blame. The one mapping of the
 // engine's typed errors, used by the server and cmd/libdgenv.
 func Blame(err error) (field, message string) {
-	var pe *spiel.ParamError
-	var ce *spiel.ConfigError
-	var ub *spiel.UnknownBotError
+	var pe *env.ParamError
+	var ce *env.ConfigError
+	var ub *env.UnknownBotError
 	switch {
 	case errors.As(err, &pe):
 		return "game." + pe.Name, fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
@@ -335,7 +335,7 @@ type ParamInfo struct {
 
 // GamesOf lists the games of reg, the default first; sizes and layout are
 // those of each game's default parameters.
-func GamesOf(reg *spiel.Registry) ([]GameInfo, error) {
+func GamesOf(reg *env.Registry) ([]GameInfo, error) {
 	names := reg.Names()
 	list := make([]GameInfo, 0, len(names))
 	for i, name := range names {
