@@ -12,7 +12,7 @@ build:
 	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/libdgenv$$')
 	$(GO) build -buildmode=c-shared -o $(BIN)/libdgenv.so ./cmd/libdgenv
 	rm -f $(BIN)/libdgenv.h
-	# dgserver with the test game nim (internal/testgame), for the Python tests
+	# dgserver with the test game nim (env/testgame), for the Python tests
 	$(GO) build -tags testgame -o $(BIN)/dgserver-testgame ./cmd/dgserver
 
 # The main job: build and start the batch server on loopback, serving the
@@ -64,9 +64,9 @@ bench:
 # Each fuzz target for FUZZTIME (go test -fuzz takes one target at a time).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzPlay$$' -fuzztime $(FUZZTIME) ./env/
-	$(GO) test -run '^$$' -fuzz '^FuzzDeserialize$$' -fuzztime $(FUZZTIME) ./env/
-	$(GO) test -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME) ./obs/
+	$(GO) test -run '^$$' -fuzz '^FuzzPlay$$' -fuzztime $(FUZZTIME) ./env/card/
+	$(GO) test -run '^$$' -fuzz '^FuzzDeserialize$$' -fuzztime $(FUZZTIME) ./env/card/
+	$(GO) test -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME) ./env/card/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./env/policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestDecoding$$' -fuzztime $(FUZZTIME) ./server/
 
@@ -78,7 +78,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 golden:
-	$(GO) test ./env/ -run TestGolden -update
+	$(GO) test ./env/card/ -run TestGolden -update
 
 clean:
 	rm -rf $(BIN)

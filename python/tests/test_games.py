@@ -1,7 +1,7 @@
 """The game registry through the Python client, and the proof that a game plugs in.
 
 ``nim`` is registered only in a test build of dgserver (``go build -tags
-testgame``, internal/testgame/README.md): nothing in python/ knows it. It is
+testgame``, env/testgame/README.md): nothing in python/ knows it. It is
 listed, created, stepped (plain and bit-packed), recorded and evaluated
 through the client, and played through the Gymnasium and PettingZoo
 adapters, which size their spaces from its spec.

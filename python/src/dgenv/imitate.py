@@ -67,7 +67,7 @@ def find_dgteach(build: bool = True) -> Path:
     repo = find_repo()
     if repo is not None and (repo / "cmd" / "dgteach").is_dir():
         out = repo / "bin" / "dgteach"
-        srcs = [p for d in ("cmd/dgteach", "env", "env/policy", "obs") for p in (repo / d).glob("*.go")]
+        srcs = [p for d in ("cmd/dgteach", "env", "env/card", "env/policy", "obs") for p in (repo / d).glob("*.go")]
         stale = not out.exists() or any(p.stat().st_mtime > out.stat().st_mtime for p in srcs)
         if stale and build and shutil.which("go"):
             tmp = out.with_name(f"dgteach.tmp{os.getpid()}")
