@@ -5,7 +5,7 @@
 // defence and event cards from one shared 67-card deck, and react to each
 // other's moves and attacks; three wounds kill.
 //
-// The package is an OpenSpiel-style engine like package env: a Game
+// The package is an OpenSpiel-style engine like package card: a Game
 // (parameters, sizes, observation layout) makes States (legal actions and
 // masks, apply, clone, serialize, observation for any seat, returns), all
 // chance drawn from the game's seeded RNG so a seed fixes the game given the

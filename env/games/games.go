@@ -10,7 +10,7 @@ import (
 )
 
 // Default returns a new registry of the shipped games: the card game (the
-// default) with package env's bots (random, heuristic, search) and the
+// default) with package card's bots (random, heuristic, search) and the
 // duel with its own. Trained policies are added by whoever loads them
 // (policy.Bots, registered as card-game bots).
 func Default() *env.Registry {

@@ -84,7 +84,7 @@ func LoadFS(reg *env.Registry, fsys fs.FS, pins map[string]string) (map[string]*
 
 // CardBots are the card-game bots a set of policies provides, by bot name:
 // each card-game policy as "policy:<name>" (greedy) and the search bot it
-// guides as "search:policy:<name>" (NewGuided), as bots of package env
+// guides as "search:policy:<name>" (NewGuided), as bots of package card
 // (for tools that play card.State directly, as dgteach). Policies of other
 // games are left out. Register puts every policy in a registry.
 func CardBots(ps map[string]*Policy) map[string]card.BotFactory {

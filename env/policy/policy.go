@@ -209,7 +209,7 @@ func (p *Policy) Check(g env.Game) error {
 }
 
 // CheckGame is Check for the card game's own type (card.GameChecker, for
-// the bots of package env).
+// the bots of package card).
 func (p *Policy) CheckGame(g *card.Game) error {
 	t := card.SpielType()
 	sg, err := t.New(map[string]any{"players": g.NumPlayers()})
