@@ -47,8 +47,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from ._clients import resolve_client
 from ._trainutil import Logger, Potential, default_out, evaluate_onnx, parse_params, plot_curve
-from .client import connect
 from .expert import run_expert
 from .imitate import train_imitation
 from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
@@ -612,7 +612,8 @@ class _Run:
         self.seats = [int(s) for s in str(cfg.learner_seats).split(",") if s.strip()]
         if not self.seats:
             raise ValueError(f"--learner-seats {cfg.learner_seats!r}: want seat numbers, e.g. 0 or 0,1")
-        self.client: Any = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
+        # A server (or "inproc") the config names, else a server of the run's own, started with its arguments.
+        self.client: Any = resolve_client(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
         self.log = Logger(self.out, cfg.tensorboard)
         self.envs: list[Any] = []
         self.step = 0
