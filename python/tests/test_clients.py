@@ -85,3 +85,17 @@ def test_a_client_game_lookup_is_shared(server: dgenv.LocalServer) -> None:
         assert c.game("duel").name == "duel"
         with pytest.raises(KeyError, match="no game 'nope'"):
             c.game("nope")
+
+
+@pytest.mark.parametrize("client", ["inproc", "server"])
+def test_the_gymnasium_vector_env_refuses_float_actions_on_either_transport(client: str, server: dgenv.LocalServer) -> None:
+    """The adapter checks actions with the shared helper, not a transport's private method."""
+    from dgenv.gymnasium import VectorEnv
+
+    venv = VectorEnv(4, client="inproc" if client == "inproc" else server, opponent="random", seed=1)
+    try:
+        venv.reset(seed=1)
+        with pytest.raises(ValueError, match="want integers"):
+            venv.step(np.zeros(4, dtype=np.float64))
+    finally:
+        venv.close()

@@ -67,7 +67,7 @@ from numpy.typing import DTypeLike
 
 from ._clients import ClientLike, is_inproc, own_client
 from ._common import describe_obs, require
-from .base import Batch, BatchEnv, GameLike
+from .base import Batch, BatchEnv, GameLike, action_array
 from .spec import ObsSpec
 from .options import EnvOptions, adapter_options
 from .options import check_seats as _check_seats
@@ -294,7 +294,7 @@ class VectorEnv(_GymVectorEnv):
         if a.shape != (n,):
             a = a.reshape(n)
         if a.dtype.kind not in "iu":
-            a = self.env._actions(a)  # the client's checks: integral values only
+            a = action_array(a, n)  # the client's checks: integral values only (raises for these)
         a = a.astype(np.int64)
         resetting = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
         illegal: Optional[np.ndarray] = None
