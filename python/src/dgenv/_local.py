@@ -33,7 +33,7 @@ _BLOCK_BYTES = 1 << 18
 
 
 class LocalClient(EnvClient):
-    """The engine in this process, with :class:`dgenv.Client`'s interface.
+    """The engine in this process: the sibling of the HTTP :class:`dgenv.Client` under :class:`~dgenv.base.EnvClient`.
 
     Args:
         policies: a directory of trained policies (``*.onnx``, as ``dgserver
