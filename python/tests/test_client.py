@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dgenv
-from dgenv.client import BatchEnv
+from dgenv.client import HttpBatchEnv as BatchEnv
 
 from conftest import random_legal
 

@@ -241,7 +241,7 @@ def test_vector_env_is_deterministic_under_a_seed(client: dgenv.Client, packing)
 
 
 def test_adapters_without_a_client_use_dgenv_url(server: dgenv.LocalServer, monkeypatch) -> None:
-    from dgenv import _common
+    from dgenv import _clients as _common
 
     monkeypatch.setenv("DGENV_URL", server.url)
     monkeypatch.setattr(_common, "_default", None)
@@ -268,7 +268,7 @@ def test_registered_for_make_and_make_vec(client: dgenv.Client) -> None:
 def test_check_env_on_gymnasium_make_sets_a_picklable_spec(server: dgenv.LocalServer, monkeypatch) -> None:
     import pickle
 
-    from dgenv import _common
+    from dgenv import _clients as _common
     from dgenv.gymnasium import ENV_ID
 
     monkeypatch.setattr(_common, "_default", server)  # gymnasium.make(ENV_ID) without a client

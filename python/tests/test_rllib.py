@@ -48,7 +48,7 @@ def test_env_against_the_servers_bots_has_the_learner_seats_as_agents(client: dg
 
 
 def test_env_without_url_uses_the_process_server(server: dgenv.LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dgenv import _common
+    from dgenv import _clients as _common
 
     monkeypatch.setattr(_common, "_default", server)
     env = MultiAgentEnv({"players": 4})

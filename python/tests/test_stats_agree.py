@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dgenv.evaluate import find_dgeval
 from dgenv import stats
@@ -79,3 +80,70 @@ def test_seatings_are_dgevals() -> None:
     # 6 games = one set of 2 x 3 seatings: agent 0 (heuristic) once... twice at every seat
     held = {r["seat"]: r["games"] for r in res["by_seat"] if r["agent"] == 0}
     assert held == {0: 2, 1: 2, 2: 2} == {s: sum(seat_of(0, r, 3) == s for r in range(seatings(3))) for s in range(3)}
+
+
+def test_the_statistics_are_the_engines_not_a_python_copy() -> None:
+    """dgenv.stats holds no statistics of its own: every figure comes from libdgenv's
+    dg_match_stats / dg_estimate95 (env.MatchResult), so there is one implementation."""
+    import inspect
+
+    src = inspect.getsource(stats)
+    assert "dg_match_stats" in src and "dg_estimate95" in src
+    for gone in ("sqrt", "log10", "argsort", ".mean(", ".std("):
+        assert gone not in src, gone
+
+
+def test_estimate95_edge_cases_are_go_s() -> None:
+    assert stats.estimate95([]) == {"mean": pytest.approx(float("nan"), nan_ok=True), "ci95": pytest.approx(float("nan"), nan_ok=True)}
+    assert stats.estimate95([3.5]) == {"mean": 3.5, "ci95": float("inf")}
+    e = stats.estimate95([1.0, 2.0, 3.0])
+    assert e["mean"] == 2.0 and e["ci95"] == pytest.approx(1.96 * (1 / 3) ** 0.5)
+    one = stats.summarize(["a", "b"], [[1, 2]])  # one game: intervals infinite (null in dgeval's JSON)
+    assert one[0]["score"] == {"mean": 1.0, "ci95": float("inf")}
+    none = stats.summarize(["a", "b"], np.zeros((0, 2), np.int64))
+    assert [a["name"] for a in none] == ["a", "b"] and np.isnan(none[0]["score"]["mean"])
+
+
+@pytest.mark.parametrize("agents,scores,field", [
+    (["solo"], [[1]], "agents"),  # a match needs two seats
+    (["a", "b", "c"], [1, 2, 3, 4], "scores"),  # not whole games of three seats
+])
+def test_match_stats_refuses_bad_input_with_a_clear_error(agents, scores, field) -> None:
+    from dgenv.errors import BadRequest
+
+    with pytest.raises(BadRequest, match=field) as e:
+        stats.summarize(agents, scores)
+    assert e.value.details.get("field") == field
+
+
+def test_the_c_exports_check_every_buffer_length() -> None:
+    import ctypes
+
+    from dgenv import _capi
+    from dgenv.errors import BadRequest
+
+    lib, err = _capi.lib(), _capi.errbuf()
+    names = b'["a","b"]'
+    sc = np.array([1, 2, 3], np.int64)  # 24 bytes: a game and a half
+    buf = ctypes.create_string_buffer(1024)
+    assert lib.dg_match_stats(names, len(names), sc.ctypes.data, sc.nbytes, buf, 1024, err, _capi.ERRCAP) == -1
+    with pytest.raises(BadRequest, match="scores"):
+        _capi.raise_error(err)
+    assert lib.dg_match_stats(names, len(names), sc.ctypes.data, 12, buf, 1024, err, _capi.ERRCAP) == -1  # not whole int64s
+    with pytest.raises(BadRequest, match="whole number of 8-byte"):
+        _capi.raise_error(err)
+    assert lib.dg_match_stats(names, len(names), None, 16, buf, 1024, err, _capi.ERRCAP) == -1  # null with a length
+    with pytest.raises(BadRequest, match="null pointer"):
+        _capi.raise_error(err)
+    assert lib.dg_match_stats(b'{"a": 1}', 8, sc.ctypes.data, 16, buf, 1024, err, _capi.ERRCAP) == -1
+    with pytest.raises(BadRequest, match="JSON list of names"):
+        _capi.raise_error(err)
+    # Too small an output buffer: nothing written past it, the length needed returned.
+    small = ctypes.create_string_buffer(b"\xff" * 8, 8)
+    n = lib.dg_match_stats(names, len(names), sc.ctypes.data, 16, small, 4, err, _capi.ERRCAP)
+    assert n > 8 and small.raw[4:] == b"\xff" * 4
+    xs, out = np.array([1.0, 2.0]), np.zeros(3)
+    assert lib.dg_estimate95(xs.ctypes.data, xs.nbytes, out.ctypes.data, out.nbytes, err, _capi.ERRCAP) == -1
+    with pytest.raises(BadRequest, match="out: 3 elements, want 2"):
+        _capi.raise_error(err)
+    assert out.tolist() == [0.0, 0.0, 0.0]

@@ -21,7 +21,8 @@ import torch
 import dgenv
 from dgenv import policy as pol
 from dgenv.model import PolicyNet, export_onnx, load_checkpoint, obs_scale
-from dgenv.train import PRESETS, TrainConfig, _gae, _Potential, config_from_args, mean_ci, train
+from dgenv._trainutil import Potential as _Potential
+from dgenv.train import PRESETS, TrainConfig, _gae, config_from_args, mean_ci, train
 
 from conftest import random_legal
 

@@ -11,12 +11,19 @@ Quick start::
             a = np.argmax(rng.random(b.mask.shape) * b.mask, axis=1)
             b = env.step(a)
 
+The interface is :mod:`dgenv.base`'s: an :class:`EnvClient` (a server's
+:class:`Client`, or this process's :class:`LocalClient` from :func:`local`)
+makes :class:`BatchEnv` s (:class:`HttpBatchEnv`, :class:`LocalBatchEnv`);
+:func:`make` picks the transport (``transport="inproc" | "http"``).
+
 Adapters live in submodules and import their library lazily:
 :mod:`dgenv.gymnasium`, :mod:`dgenv.pettingzoo`, :mod:`dgenv.sb3`, :mod:`dgenv.rllib`,
 :mod:`dgenv.openspiel`.
 """
 
-from .client import NUM_ACTIONS, Batch, BatchEnv, Client, ObsSpec, Section, Spec, connect
+from ._clients import make
+from .base import Batch, BatchEnv, EnvClient
+from .client import NUM_ACTIONS, Client, HttpBatchEnv, ObsSpec, Section, Spec, connect
 from .options import EnvOptions
 from .spec import GameInfo, GameParam
 from .errors import (
@@ -50,11 +57,14 @@ __all__ = [
     "connect",
     "serve",
     "local",
+    "make",
+    "EnvClient",
     "LocalClient",
     "LocalBatchEnv",
     "Client",
     "LocalServer",
     "BatchEnv",
+    "HttpBatchEnv",
     "AsyncBatchEnv",
     "Batch",
     "Spec",

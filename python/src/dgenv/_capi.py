@@ -74,6 +74,8 @@ _SIGNATURES = [
     ("dg_vec_step", _I64, [_I64, _P, _I64, _P, _I64, _P, _I64]),
     ("dg_vec_random_actions", _I64, [_I64, _P, _I64, _P, _I64]),
     ("dg_vec_record", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
+    ("dg_match_stats", _I64, [_S, _I64, _P, _I64, _P, _I64, _P, _I64]),
+    ("dg_estimate95", _I64, [_P, _I64, _P, _I64, _P, _I64]),
     ("dg_state_new", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_clone", _I64, [_I64]),
     ("dg_state_apply", _I64, [_I64, _I64, _P, _I64, _P, _I64]),

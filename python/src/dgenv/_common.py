@@ -1,62 +1,18 @@
-"""Helpers shared by the adapters: where the server comes from, spaces' bounds."""
+"""Helpers shared by the adapters: their optional libraries and an observation as text.
+
+Which client an adapter uses is :mod:`dgenv._clients`' choice; its
+``ClientLike`` and ``resolve_client`` are imported here too for
+:mod:`dgenv.openspiel`, which reads them from this module.
+"""
 
 from __future__ import annotations
 
-import os
-import threading
 from types import ModuleType
-from typing import Any, Optional, Union
+from typing import Any
 
-from .client import Client, connect
+from ._clients import ClientLike, resolve_client
 
-__all__ = ["ClientLike", "resolve_client", "own_client", "default_server", "require", "describe_obs"]
-
-ClientLike = Union[Client, str, None]
-
-_default: Optional[Client] = None
-_default_lock = threading.Lock()
-
-
-def default_server() -> Client:
-    """A server shared by every adapter made without a client in this process.
-
-    ``$DGENV_URL`` names a running server to use (with ``$DGENV_TOKEN`` and,
-    for https, ``$DGENV_CA_FILE``); otherwise one is started with
-    :func:`dgenv.serve` on first use and stopped when the interpreter exits.
-    """
-    global _default
-    with _default_lock:
-        if _default is None:
-            url = os.environ.get("DGENV_URL")
-            if url:
-                _default = connect(url, token=os.environ.get("DGENV_TOKEN") or None, ca_file=os.environ.get("DGENV_CA_FILE") or None)
-            else:
-                from .server import serve
-
-                _default = serve()
-        return _default
-
-
-def resolve_client(client: ClientLike) -> Client:
-    """A :class:`Client` from a client, a URL, ``"inproc"`` (:func:`dgenv.local`), or None (:func:`default_server`)."""
-    if isinstance(client, Client):
-        return client
-    if isinstance(client, str):
-        if client == "inproc":
-            from .inproc import local
-
-            return local()  # type: ignore[return-value]
-        return connect(client)
-    if client is None:
-        return default_server()
-    if callable(getattr(client, "make", None)):  # dgenv.local()'s LocalClient
-        return client
-    raise TypeError(f"client: want a dgenv.Client, a URL or None, got {type(client).__name__}")
-
-
-def own_client(client: ClientLike) -> tuple[Client, bool]:
-    """:func:`resolve_client`, and whether the caller opened it (from a URL) and so must close it."""
-    return resolve_client(client), isinstance(client, str)
+__all__ = ["require", "describe_obs", "ClientLike", "resolve_client"]
 
 
 def require(module: str, extra: str) -> ModuleType:

@@ -1,6 +1,6 @@
-"""The env API over HTTP: :class:`Client` (sessions), :class:`BatchEnv` (reset/step), :class:`Batch`.
+"""The env API over HTTP: :class:`Client` (sessions), :class:`HttpBatchEnv` (reset/step), :class:`Batch`.
 
-One :class:`BatchEnv` owns one session and one keep-alive HTTP/1.1 connection.
+One :class:`HttpBatchEnv` owns one session and one keep-alive HTTP/1.1 connection.
 Bodies are msgpack; every tensor comes back as one blob that becomes a numpy
 array with ``np.frombuffer`` (no per-element work in Python).
 
@@ -15,8 +15,10 @@ with the same settings and marks the games that were in flight truncated
 The pieces live apart: the wire's descriptions of games and sessions in
 :mod:`dgenv.spec`, the tensor codec in :mod:`dgenv._wire`, the HTTP exchange
 and its retries in :mod:`dgenv._transport`. This module re-exports the names
-it always had (``dgenv.client.Spec``...). :mod:`dgenv.inproc` gives the same
-API over the engine in this process.
+it always had (``dgenv.client.Spec``, ``dgenv.client.Batch``...). The
+interface itself (:class:`~dgenv.base.EnvClient`, :class:`~dgenv.base.BatchEnv`)
+is :mod:`dgenv.base`'s; :mod:`dgenv.inproc` implements it over the engine in
+this process.
 """
 
 from __future__ import annotations
@@ -24,16 +26,27 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
+from numpy.typing import DTypeLike
 
 from . import _wire
 from ._transport import Retry as _Retry
 from ._transport import http_transport as _http
+from .base import (
+    ActionsLike,
+    Batch,
+    BatchEnv,
+    EnvClient,
+    GameLike,
+    act_observations,
+    action_array,
+    create_body,
+    game_body,
+    record_index,
+)
 from .errors import (
-    BadRequest,
     BusyError,
     DgenvError,
     ServerUnavailable,
@@ -45,167 +58,20 @@ from .spec import DEFAULT_GAME, NUM_ACTIONS, GameInfo, GameParam, ObsSpec, Packe
 log = logging.getLogger("dgenv")
 
 __all__ = [
-    "Client", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "GameInfo", "GameParam",
+    "Client", "HttpBatchEnv", "BatchEnv", "Batch", "Spec", "ObsSpec", "Packed", "Section", "GameInfo", "GameParam",
     "GameLike", "connect", "NUM_ACTIONS", "DEFAULT_GAME",
 ]
 
-ActionsLike = Union[np.ndarray, Sequence[int], ArrayLike]
-
-# A game as make() takes it: a registered name, {"name": ..., **params}, or
-# None (the card game, "david_goliath").
-GameLike = Union[str, Mapping[str, Any], None]
+# Batch, BatchEnv, GameLike and the body and argument helpers are dgenv.base's,
+# imported here under the names this module always had (dgenv.client.Batch...).
 
 
-class Batch(NamedTuple):
-    """One answer of reset or step: arrays over the N envs of a session.
-
-    Attributes:
-        obs: ``[N, D]`` observation of the seat to act (float32 by default, or the
-            wire dtype, see ``obs_dtype``).
-        mask: ``[N, 90]`` bool, True where the action is legal for that seat.
-        player: ``[N]`` int8, absolute seat to act.
-        rewards: ``[N, P]`` float32, reward of each seat (absolute order) in this step.
-        done: ``[N]`` bool, True where this step ended a game (the env already
-            carries the next game's first observation).
-        scores: ``[N, P]`` int32, final totals of the game that just ended (0 where not done).
-        episode: ``[N]`` int64, games finished in that env so far.
-        truncated: ``[N]`` bool, True where the game that was in flight was
-            lost rather than finished: the server restarted (or the session
-            expired) and the env re-created its session (``recover``); the
-            env already holds a new game's first observation. All False
-            otherwise (a read-only array shared between batches).
-
-    Arrays decoded straight from the wire are views of the answer's bytes (no
-    copy; the small multi-byte ones that msgpack left unaligned are copied).
-    Each answer has its own buffer, so a Batch stays valid after later steps.
-    """
-
-    obs: np.ndarray
-    mask: np.ndarray
-    player: np.ndarray
-    rewards: np.ndarray
-    done: np.ndarray
-    scores: np.ndarray
-    episode: np.ndarray
-    truncated: np.ndarray
-
-
-
-
-def game_body(
-    game: GameLike = None,
-    players: Optional[int] = None,
-    deals: Optional[int] = None,
-    first_dealer: Optional[int] = None,
-) -> dict[str, Any]:
-    """The create's ``game`` object: ``game`` (a name or ``{"name", **params}``)
-    with the card game's parameters given as make()'s keywords added.
-
-    Raises:
-        TypeError: ``game`` is neither a string, a mapping nor None.
-        ValueError: a parameter is given twice with different values.
-    """
-    if game is None:
-        g: dict[str, Any] = {}
-    elif isinstance(game, str):
-        g = {"name": game}
-    elif isinstance(game, Mapping):
-        g = dict(game)
-    else:
-        raise TypeError(f"game: want a name, a mapping {{'name': ..., params}} or None, got {type(game).__name__}")
-    for k, v in (("players", players), ("deals", deals), ("first_dealer", first_dealer)):
-        if v is None:
-            continue
-        if k in g and g[k] != v:
-            raise ValueError(f"{k} = {v} and game[{k!r}] = {g[k]}: give it once")
-        g[k] = int(v)
-    return g
-
-
-def create_body(
-    game: GameLike,
-    players: Optional[int],
-    num_envs: int,
-    seed: Optional[int],
-    learner_seats: Optional[Sequence[int]],
-    opponent: Optional[str],
-    reward: str,
-    deals: Optional[int],
-    first_dealer: Optional[int],
-    packing: Optional[str],
-    opponents: Optional[Sequence[Optional[str]]] = None,
-) -> dict[str, Any]:
-    """The body of ``POST /v1/sessions`` for make()'s arguments (both transports build it here)."""
-    body: dict[str, Any] = {
-        "game": game_body(game, players, deals, first_dealer),
-        "num_envs": int(num_envs),
-        "reward": reward,
-    }
-    if seed is not None:
-        body["seed"] = int(seed)
-    if learner_seats is not None:
-        body["learner_seats"] = [int(s) for s in learner_seats]
-    if opponent is not None:
-        body["opponent"] = opponent
-    if opponents is not None:  # a bot per seat, None on the seats the caller plays
-        body["opponents"] = [o or None for o in opponents]
-    if packing is not None:
-        body["packing"] = packing
-    return body
-
-
-def act_observations(obs: np.ndarray) -> np.ndarray:
-    """Observations for a policy's ``act`` as the engine writes them: ``[N, D]`` uint8
-    (any numeric dtype holding the engine's small non-negative integers is converted).
-
-    Raises:
-        ValueError: not 2-D, or values that are not such integers.
-    """
-    o = np.ascontiguousarray(obs)
-    if o.ndim != 2:
-        raise ValueError(f"obs shape {o.shape}: want [N, D]")
-    if o.dtype != np.uint8:
-        if not np.all((o >= 0) & (o <= 255) & (np.mod(o, 1) == 0)):
-            raise ValueError("obs: want the engine's small non-negative integers")
-        o = o.astype(np.uint8)
-    return o
-
-
-def action_array(actions: ActionsLike, n: int) -> np.ndarray:
-    """``actions`` as a step takes them, in either transport: shape exactly ``[n]`` (a
-    ``[2, 2]`` array is not 4 actions) of an integer dtype. Floats are refused, -1.0
-    included: an action is a card id or the skip -1, never a number that rounds to one.
-
-    Raises:
-        ValueError: another shape, or a dtype that is not an integer one.
-    """
-    a = actions if type(actions) is np.ndarray else np.asarray(actions)
-    if a.shape != (n,):
-        raise ValueError(f"actions shape {a.shape}, want ({n},)")
-    if a.dtype.kind not in "iu":
-        raise ValueError(f"actions dtype {a.dtype}: want integers (card ids, or -1 to skip an env)")
-    return a
-
-
-def record_index(k: Any, n: int) -> int:
-    """An env index for ``record``, in either transport: a Python or numpy integer
-    0..n-1 (not a bool, a float or a string, and never wrapped to fit).
-
-    Raises:
-        BadRequest: anything else (``details["field"] == "k"``), as the server answers.
-    """
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise BadRequest(f"env {k!r}: want an integer 0..{n - 1}", status=400, code="bad_request", details={"field": "k"})
-    i = int(k)
-    if not 0 <= i < n:
-        raise BadRequest(f"env {i}: want an integer 0..{n - 1}", status=400, code="bad_request", details={"field": "k"})
-    return i
 def _client(url: str, token: Optional[str], timeout: Optional[float], ca_file: Optional[str]) -> "Client":
     """A copy of a :class:`Client` (its pickled form)."""
     return Client(url, token, timeout, ca_file=ca_file)
 
 
-class Client:
+class Client(EnvClient):
     """A connection to a running batch server.
 
     Use :func:`connect` (or :func:`dgenv.serve`) to get one. The client itself
@@ -296,7 +162,7 @@ class Client:
         packing: Optional[str] = None,
         opponents: Optional[Sequence[Optional[str]]] = None,
         recover: Optional[bool] = None,
-    ) -> "BatchEnv":
+    ) -> "HttpBatchEnv":
         """Create a session of ``num_envs`` games and return its batch env.
 
         Args:
@@ -344,7 +210,7 @@ class Client:
             game, players, num_envs, seed, learner_seats, opponent, reward, deals, first_dealer, packing, opponents
         )
         ans = self._create(body)
-        return BatchEnv(
+        return HttpBatchEnv(
             self,
             str(ans["session"]),
             Spec.from_wire(ans["spec"]),
@@ -393,13 +259,6 @@ class Client:
         ans = self._request("GET", "/v1/games")
         return [GameInfo.from_wire(g) for g in ans["games"]]
 
-    def game(self, name: str = DEFAULT_GAME) -> GameInfo:
-        """The entry of :meth:`games` called ``name`` (KeyError if the server has no such game)."""
-        for g in self.games():
-            if g.name == name:
-                return g
-        raise KeyError(f"no game {name!r} on {self.url}")
-
     def _create(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         """POST /v1/sessions with a fresh request_id, re-sent while the answer is lost."""
         req = dict(body, request_id=uuid.uuid4().hex)
@@ -418,12 +277,6 @@ class Client:
         """Close the management connection (envs keep their own)."""
         with self._lock:
             self._http.close()
-
-    def __enter__(self) -> "Client":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def connect(
@@ -458,8 +311,8 @@ def connect(
     return c
 
 
-class BatchEnv:
-    """N games of one session, stepped together.
+class HttpBatchEnv(BatchEnv):
+    """N games of one server session, stepped together (:class:`~dgenv.base.BatchEnv` over HTTP).
 
     Made by :meth:`Client.make`. ``reset`` and ``step`` return a :class:`Batch`;
     the most recent one is kept as :attr:`last`. A step the server refuses
@@ -491,7 +344,8 @@ class BatchEnv:
         seq: Optional[int] = None,
         recover: bool = False,
     ):
-        self._init_api(client, session, spec, obs_dtype)
+        super().__init__(client, session, spec, obs_dtype)
+        self._pick_rng: Optional[np.random.Generator] = None  # random_actions' draws
         self._http = _http(client.url, client.token, client.timeout, getattr(client, "ca_file", None))
         self._path = f"/v1/sessions/{session}"
         self._layout: Optional[_wire.BatchLayout] = None
@@ -503,51 +357,6 @@ class BatchEnv:
         self._inflight: Optional[tuple[str, dict[str, Any]]] = None  # (route, body) of a sent reset/step
         self._all_trunc = np.ones(spec.num_envs, dtype=np.bool_)
         self._all_trunc.setflags(write=False)
-
-    def _init_api(self, client: Any, session: str, spec: Spec, obs_dtype: Optional[DTypeLike]) -> None:
-        """The attributes every transport's env has (:class:`dgenv.inproc.LocalBatchEnv` calls it too)."""
-        self.client = client
-        self.session = session
-        self.spec = spec
-        self.obs_dtype: Optional[np.dtype] = None if obs_dtype is None else np.dtype(obs_dtype)
-        self._closed = False
-        self._by_name = {s.name: s for s in spec.obs.sections}
-        self.last: Optional[Batch] = None
-        self._no_trunc = np.zeros(spec.num_envs, dtype=np.bool_)
-        self._no_trunc.setflags(write=False)
-        self._pick_rng: Optional[np.random.Generator] = None  # random_actions' draws over HTTP
-
-    # -- sizes ---------------------------------------------------------------
-    @property
-    def num_envs(self) -> int:
-        """N, the number of games."""
-        return self.spec.num_envs
-
-    @property
-    def players(self) -> int:
-        """P, seats per table."""
-        return self.spec.players
-
-    @property
-    def num_actions(self) -> int:
-        """Size of the action space (the spec's; 90 for the card game)."""
-        return self.spec.num_actions
-
-    @property
-    def game(self) -> str:
-        """The registered name of the game the session plays."""
-        return self.spec.game
-
-    @property
-    def obs_size(self) -> int:
-        """D, elements of one observation."""
-        return self.spec.obs.size
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(session={self.session!r}, game={self.game!r}, num_envs={self.num_envs}, players={self.players}, "
-            f"learner_seats={list(self.spec.learner_seats)}, opponent={self.spec.opponent!r})"
-        )
 
     # -- protocol ------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None, *, raw: bool = False) -> Any:
@@ -746,18 +555,6 @@ class BatchEnv:
                 a = a.astype(np.int64) if hi <= np.iinfo(np.int64).max else np.full(a.shape, -1, np.int64)
         return a
 
-    def section(self, obs: np.ndarray, name: str) -> np.ndarray:
-        """View of section ``name`` of observations ``obs`` (``[..., D]``).
-
-        Returns ``obs[..., offset:offset+size]`` reshaped to ``[..., *shape]``
-        (a view, no copy). ``env.section(batch.obs, "current_trick")`` is ``[N, P, 90]``.
-        """
-        s = self._by_name.get(name)
-        if s is None:
-            raise KeyError(f"no observation section {name!r}; have {list(self._by_name)}")
-        o = np.asarray(obs)
-        return o[..., s.offset : s.offset + s.size].reshape(o.shape[:-1] + s.shape)
-
     def random_actions(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """A uniformly random legal action for every env's current state (:attr:`last`'s mask).
 
@@ -780,7 +577,7 @@ class BatchEnv:
             raise ValueError(f"out: want a writeable int32 array of shape ({n},)")
         rng = self._pick_rng
         if rng is None:
-            rng = self._pick_rng = np.random.default_rng((getattr(self, "_create_body", None) or {}).get("seed"))
+            rng = self._pick_rng = np.random.default_rng((self._create_body or {}).get("seed"))
         mask = np.asarray(self.last.mask, dtype=np.bool_).reshape(n, -1)
         cum = np.cumsum(mask, axis=1, dtype=np.int32)
         k = (rng.random(n) * cum[:, -1]).astype(np.int32)  # 0..count-1
@@ -816,17 +613,6 @@ class BatchEnv:
         finally:
             self._closed = True
             self._http.close()
-
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._closed
-
-    def __enter__(self) -> "BatchEnv":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         try:

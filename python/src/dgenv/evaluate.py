@@ -44,6 +44,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ._clients import resolve_client
+from .server import serve
 from .spec import DEFAULT_GAME
 from .stats import ratings, summarize
 
@@ -188,9 +190,7 @@ def _run_python(
     duplicate: bool, progress: bool, server: Optional[str], game: str = DEFAULT_GAME,
     game_params: Optional[Mapping[str, int]] = None,
 ) -> dict[str, Any]:
-    from .client import connect
     from .policy import OnnxPolicy
-    from .server import serve
 
     pol_seats = [i for i, a in enumerate(agents) if a.startswith("policy:")]
     bots = {a for a in agents if not a.startswith("policy:")}
@@ -203,7 +203,7 @@ def _run_python(
     models = {a: OnnxPolicy(files[a[len("policy:"):]]) for a in agents if a.startswith("policy:")}
     rotations = list(range(seatings(players))) if duplicate else [0]
     per_rot = max(1, games // len(rotations))
-    client = connect(server) if server else serve()
+    client = resolve_client(server) if server else serve()
     rows: list[tuple[int, int, np.ndarray]] = []  # (game index, rotation, totals by seat)
     bar = None
     if progress:

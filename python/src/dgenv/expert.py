@@ -51,8 +51,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
-from .model import PolicyNet, export_onnx, masked_logits, obs_scale
-from .policy import PolicyMeta
+from ._trainutil import default_out, find_dgteach, game_potential, imitation_metrics, load_teach, teach_spec
+from .evaluate import evaluate
+from .imitate import colour_permutations
+from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
+from .policy import PolicyMeta, onnx_forward
+from .server import find_repo
 
 __all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "RESUME_FREE"]
 
@@ -127,10 +131,7 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     (``"generate"``), each training batch (``"train"``, n = batches done in the
     iteration) and each evaluation (``"eval"``); tests raise from it to stop the
     run as a kill would."""
-    from .imitate import find_dgteach
-    from .train import _default_out
-
-    out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
+    out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     pinned = _pinned(cfg)
     cpath = out / "config.json"
@@ -153,8 +154,6 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     if cfg.exit_start:
         start = Path(cfg.exit_start)
         if not start.exists() and not start.is_absolute():
-            from .server import find_repo
-
             repo = find_repo()
             start = repo / start if repo is not None else start
         if not start.exists():
@@ -246,8 +245,6 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
     """The labels of iterations ``i - window + 1 .. i``: ``(meta, train, held_out)``; every
     shard whose number is 19 mod 20 is held out (of the last iteration only: the positions the
     current network reaches)."""
-    from .imitate import _game_potential, load_teach
-
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "held")}
     meta: dict[str, Any] = {}
     for j in range(max(0, i - cfg.exit_window + 1), i + 1):
@@ -261,7 +258,7 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
             held = np.arange(shard.size) >= max(1, int(0.95 * shard.size))
         parts["held"].append(held)
     arr = {k: np.concatenate(v) for k, v in parts.items()}
-    phi = _game_potential(meta, cfg.reward)
+    phi = game_potential(meta, cfg.reward)
     vt = ((arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale).astype(np.float32)
     held = arr.pop("held")
 
@@ -278,9 +275,7 @@ def _metrics(net: PolicyNet, va: dict[str, torch.Tensor], tau: float) -> dict[st
     """Held-out: the imitate metrics (agreement, regret against the labels' values) plus
     ``gain``: the labels' value of the network's card minus their mean over the legal cards,
     points per decision (unbiased with noisy values, unlike the regret, whose max is not)."""
-    from .imitate import _metrics as base
-
-    m = base(net, va, tau)
+    m = imitation_metrics(net, va, tau)
     net.eval()
     g = 0.0
     n = va["obs"].shape[0]
@@ -301,16 +296,13 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
            budget: float) -> bool:
     """Train iteration ``i`` (resuming ``iter-<i>/state.pt``); write ``final.pt`` and ``train.json``.
     Returns False when the time budget ran out first (the state is saved)."""
-    from .imitate import _spec, colour_permutations
-    from .model import save_checkpoint
-
     it = out / f"iter-{i:03d}"
     meta, tr, va = _load_window(cfg, out, i)
     D = int(meta["obs_size"])
     players = int(meta["players"])
     sections = meta["obs"]["sections"]
     offs = {s["name"]: int(s["offset"]) for s in sections}
-    pmeta = PolicyMeta.from_spec(_spec(meta), deals=int(meta["deals"]))
+    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]))
     state_path = it / "state.pt"
     torch.manual_seed(_seed(cfg.seed, i, 1))
     if state_path.exists():
@@ -408,8 +400,6 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
 
 def _evaluate(cfg: Any, pol_dir: Path, name: str, i: int) -> list[dict[str, Any]]:
     """``bin/dgeval`` at each table of ``cfg.exit_eval`` (``"bot,bot,...:games"``): every agent's score difference."""
-    from .evaluate import evaluate
-
     res = []
     for spec in [x for x in cfg.exit_eval.split(";") if x]:
         opps, _, games = spec.rpartition(":")
@@ -452,8 +442,6 @@ def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[t
     """On iteration ``i``'s held-out shards (numbered 19 mod 20) of ``run``: ``(decisions, gain of
     policy, gain of reference, half-width of the 95% interval of their paired difference)``,
     gains in points per decision (:func:`_metrics`); None when the iteration has no such shard."""
-    from .policy import onnx_forward
-
     fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
     if not fs:
         return None

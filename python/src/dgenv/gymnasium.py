@@ -65,8 +65,10 @@ import sys
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, describe_obs, own_client, require
-from .client import Batch, BatchEnv, Client, GameLike, ObsSpec
+from ._clients import ClientLike, is_inproc, own_client
+from ._common import describe_obs, require
+from .base import Batch, BatchEnv, GameLike, action_array
+from .spec import ObsSpec
 from .options import EnvOptions, adapter_options
 from .options import check_seats as _check_seats
 from .options import one_seat as _one_seat
@@ -107,10 +109,7 @@ def observation_space(obs: ObsSpec, dtype: Optional[DTypeLike] = np.float32) -> 
 def _refuse_forked_workers(client: Any) -> None:
     """Raise when an in-process client is about to be used by workers a Gymnasium
     ``AsyncVectorEnv`` will fork (see "Worker processes" in the module doc)."""
-    inproc = client == "inproc" or (
-        client is not None and not isinstance(client, (str, Client)) and callable(getattr(client, "make", None))
-    )
-    if not inproc:
+    if not is_inproc(client):
         return
     f = sys._getframe(1)
     while f is not None:
@@ -154,7 +153,8 @@ class VectorEnv(_GymVectorEnv):
 
     Args:
         num_envs: games stepped at once.
-        client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
+        client: a dgenv client (:func:`dgenv.connect`, :func:`dgenv.serve`, :func:`dgenv.local`), a server
+            URL, ``"inproc"``, or None for the shared local server (:mod:`dgenv._clients`).
         players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats (``"heuristic"``, ``"random"``).
@@ -294,7 +294,7 @@ class VectorEnv(_GymVectorEnv):
         if a.shape != (n,):
             a = a.reshape(n)
         if a.dtype.kind not in "iu":
-            a = self.env._actions(a)  # the client's checks: integral values only
+            a = action_array(a, n)  # the client's checks: integral values only (raises for these)
         a = a.astype(np.int64)
         resetting = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
         illegal: Optional[np.ndarray] = None
@@ -386,7 +386,8 @@ class Env(_GymEnv):
     """One game on the server, one learner seat, as a Gymnasium Env.
 
     Args:
-        client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
+        client: a dgenv client (:func:`dgenv.connect`, :func:`dgenv.serve`, :func:`dgenv.local`), a server
+            URL, ``"inproc"``, or None for the shared local server (:mod:`dgenv._clients`).
         players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat this env plays; the others are played by ``opponent``.
         opponent: server bot for the other seats.

@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -49,38 +47,23 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
+from ._trainutil import (
+    Logger,
+    default_out,
+    evaluate_onnx,
+    find_dgteach,
+    game_potential,
+    imitation_metrics,
+    load_teach,
+    parse_params,
+    plot_curve,
+    teach_spec,
+)
 from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
-from .spec import DEFAULT_GAME, ObsSpec
+from .spec import DEFAULT_GAME
 
 __all__ = ["colour_permutations", "load_teach", "find_dgteach", "generate", "train_imitation", "potential"]
-
-
-def find_dgteach(build: bool = True) -> Path:
-    """The ``dgteach`` binary: ``$DGENV_DGTEACH``, the repository's ``bin/dgteach``
-    (built with ``go build`` when missing or older than its sources), or PATH."""
-    from .server import find_repo
-
-    env = os.environ.get("DGENV_DGTEACH")
-    if env:
-        return Path(env)
-    repo = find_repo()
-    if repo is not None and (repo / "cmd" / "dgteach").is_dir():
-        out = repo / "bin" / "dgteach"
-        srcs = [p for d in ("cmd/dgteach", "env", "env/card", "env/policy", "obs") for p in (repo / d).glob("*.go")]
-        stale = not out.exists() or any(p.stat().st_mtime > out.stat().st_mtime for p in srcs)
-        if stale and build and shutil.which("go"):
-            tmp = out.with_name(f"dgteach.tmp{os.getpid()}")
-            r = subprocess.run(["go", "build", "-o", str(tmp), "./cmd/dgteach"], cwd=repo, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"go build ./cmd/dgteach failed:\n{r.stderr}")
-            os.replace(tmp, out)
-        if out.exists():
-            return out
-    found = shutil.which("dgteach")
-    if found:
-        return Path(found)
-    raise RuntimeError("no dgteach binary: build it with `make build` (or set DGENV_DGTEACH)")
 
 
 def generate(out: Path, players: int, games: int, worlds: int = 32, table: str = "", eps: float = 0.05,
@@ -114,46 +97,6 @@ def generate(out: Path, players: int, games: int, worlds: int = 32, table: str =
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr or ''}")
     return out
-
-
-def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[str, np.ndarray], np.ndarray]:
-    """Read a ``dgteach`` directory: ``(meta, arrays, shard_id)``.
-
-    ``arrays`` has ``obs`` uint8 [n, D], ``mask`` bool [n, A], ``q`` float32
-    [n, A] (A the game's actions: 90 in the card game), ``action`` int64 [n],
-    ``ret`` float32 [n], and ``played`` int64 [n] (the card played) when every shard has it;
-    ``shard_id`` [n] is each record's shard number (for a held-out split by whole games).
-    """
-    path = Path(path)
-    meta = json.loads((path / "meta.json").read_text())
-    if meta.get("format") != "dgteach-v1":
-        raise ValueError(f"{path}: not a dgteach directory (meta.json format {meta.get('format')!r})")
-    files = sorted(path.glob("shard-*.npz"))
-    if not files:
-        raise ValueError(f"{path}: no shards")
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret")}
-    played: list[np.ndarray] = []
-    ids = []
-    n = 0
-    D = int(meta["obs_size"])
-    for f in files:
-        with np.load(f) as z:
-            if z["obs"].shape[1:] != (D,):
-                raise ValueError(f"{f}: observations of size {z['obs'].shape[1:]}, meta.json says {D}")
-            for k in parts:
-                parts[k].append(z[k])
-            if "played" in z.files:
-                played.append(z["played"])
-            ids.append(np.full(len(z["action"]), int(f.stem.split("-")[1]), np.int64))
-            n += len(z["action"])
-        if max_records and n >= max_records:
-            break
-    arrays = {k: np.concatenate(v) for k, v in parts.items()}
-    arrays["mask"] = arrays["mask"].astype(bool)
-    arrays["action"] = arrays["action"].astype(np.int64)
-    if len(played) == len(ids):
-        arrays["played"] = np.concatenate(played).astype(np.int64)
-    return meta, arrays, np.concatenate(ids)
 
 
 def potential(obs: np.ndarray, players: int, prizes_offset: int) -> np.ndarray:
@@ -202,60 +145,15 @@ def colour_permutations(sections: list[dict[str, Any]], size: int) -> tuple[np.n
     return obs_idx, act_idx
 
 
-def _spec(meta: dict[str, Any]) -> dict[str, Any]:
-    """The session spec (wire form) the labels were taken in, as :meth:`PolicyMeta.from_spec` reads it."""
-    return {"players": int(meta["players"]), "num_actions": int(meta["num_actions"]), "obs": meta["obs"],
-            "game": meta.get("game") or {"name": DEFAULT_GAME}}
-
-
-def _game_potential(meta: dict[str, Any], reward: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-    """The trainer's shaping potential of the labels' game (None when it has none)."""
-    from types import SimpleNamespace
-
-    from .train import _Potential
-
-    g = dict(meta.get("game") or {})
-    num_actions = int(meta["num_actions"])
-    spec = SimpleNamespace(game=str(g.pop("name", DEFAULT_GAME)), players=int(meta["players"]),
-                           obs=ObsSpec.from_wire(meta["obs"], num_actions), params=g)
-    return _Potential.for_spec(spec, reward)
-
-
 def _batches(n: int, size: int, gen: torch.Generator):
     perm = torch.randperm(n, generator=gen)
     for s in range(0, n, size):
         yield perm[s : s + size]
 
 
-def _metrics(net: PolicyNet, data: dict[str, torch.Tensor], tau: float, batch: int = 8192) -> dict[str, float]:
-    """Held-out loss, agreement with search's card, and regret (points per decision)."""
-    net.eval()
-    n = data["obs"].shape[0]
-    tot = {"ce": 0.0, "agree": 0.0, "regret": 0.0, "v_mse": 0.0}
-    with torch.no_grad():
-        for s in range(0, n, batch):
-            sl = slice(s, s + batch)
-            obs = data["obs"][sl].float()
-            mask = data["mask"][sl]
-            q = data["q"][sl]
-            lg, v = net(obs)
-            lg = masked_logits(lg, mask)
-            tgt = torch.softmax(masked_logits(q / tau, mask), dim=1)
-            tot["ce"] += float(-(tgt * torch.log_softmax(lg, dim=1)).sum(1).sum())
-            a = lg.argmax(1)
-            tot["agree"] += float((a == data["action"][sl]).float().sum())
-            qm = masked_logits(q, mask)
-            tot["regret"] += float((qm.max(1).values - q.gather(1, a[:, None]).squeeze(1)).sum())
-            tot["v_mse"] += float((v - data["vt"][sl]).square().sum())
-    net.train()
-    return {k: v / max(n, 1) for k, v in tot.items()}
-
-
 def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]:
     """Fit the network to ``dgteach`` labels as ``cfg`` (a :class:`~dgenv.train.TrainConfig`) says."""
-    from .train import _default_out, _Logger, plot_curve
-
-    out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
+    out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     from dataclasses import asdict
 
@@ -267,7 +165,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     t0 = time.monotonic()
 
     card = cfg.game == DEFAULT_GAME
-    data_dir = Path(cfg.data) if cfg.data else _default_out(f"teach-p{cfg.players}" if card else f"teach-{cfg.game}")
+    data_dir = Path(cfg.data) if cfg.data else default_out(f"teach-p{cfg.players}" if card else f"teach-{cfg.game}")
     if not (data_dir / "meta.json").exists() or not any(data_dir.glob("shard-*.npz")):
         if not cfg.teach_games:
             raise ValueError(f"--data {data_dir}: no dgteach data there (set --teach-games to generate it)")
@@ -287,8 +185,8 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     sections = meta["obs"]["sections"]
     offs = {s["name"]: int(s["offset"]) for s in sections}
     D = int(meta["obs_size"])
-    pmeta = PolicyMeta.from_spec(_spec(meta), deals=int(meta["deals"]) if card else None)
-    phi = _game_potential(meta, cfg.reward)
+    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]) if card else None)
+    phi = game_potential(meta, cfg.reward)
     vt = (arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale
 
     # held out: every 20th shard (whole games), or the last 5% when there are few shards
@@ -329,7 +227,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     steps_per_epoch = math.ceil(n / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs
     budget = cfg.minutes * 60.0
-    log = _Logger(out, cfg.tensorboard)
+    log = Logger(out, cfg.tensorboard)
     pbar = None
     if cfg.progress:
         try:
@@ -385,7 +283,7 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
                 if time.monotonic() - last_eval >= cfg.eval_every_s:
                     break  # end the "epoch" row early: a periodic held-out check
             nk = max(run["k"], 1)
-            m = _metrics(net, va, cfg.tau)
+            m = imitation_metrics(net, va, cfg.tau)
             last_eval = time.monotonic()
             row = {
                 "update": step, "epoch": epoch + 1, "step": step * cfg.batch_size, "time": round(time.monotonic() - t0, 1),
@@ -435,14 +333,10 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
 def final_evaluation(onnx_path: Path, cfg: Any, players: int) -> list[dict[str, Any]]:
     """The policy at one seat against ``players - 1`` bots of each of ``cfg.eval_opponents``,
     ``cfg.final_eval_games`` duplicate games by ``bin/dgeval`` (:func:`dgenv.train.evaluate_onnx`)."""
-    from .train import evaluate_onnx
-
-    from .train import _parse_params
-
     if not cfg.final_eval_games:
         return []
     return [evaluate_onnx(onnx_path, opp, cfg.final_eval_games, players, cfg.deals, cfg.eval_seed, cfg.game,
-                          _parse_params(cfg.game_params))
+                          parse_params(cfg.game_params))
             for opp in cfg.eval_opponents]
 
 

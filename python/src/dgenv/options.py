@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from numpy.typing import DTypeLike
 
-from .client import BatchEnv, GameLike
+from .base import BatchEnv, GameLike
 
 __all__ = ["EnvOptions", "adapter_options", "one_seat", "check_seats"]
 

@@ -47,8 +47,9 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, describe_obs, own_client, require
-from .client import Batch, BatchEnv, GameLike
+from ._clients import ClientLike, own_client
+from ._common import describe_obs, require
+from .base import Batch, BatchEnv, GameLike
 from .options import EnvOptions, adapter_options
 
 pz = require("pettingzoo", "pettingzoo")
@@ -72,7 +73,8 @@ class AECEnv(_PZAECEnv):
     """One David & Goliath game as a PettingZoo AEC environment (all seats are agents).
 
     Args:
-        client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
+        client: a dgenv client (:func:`dgenv.connect`, :func:`dgenv.serve`, :func:`dgenv.local`), a server
+            URL, ``"inproc"``, or None for the shared local server (:mod:`dgenv._clients`).
         players: seats per table (the card game: 3..6; None: the game's default, 4).
         reward: ``"points"`` or ``"zero_sum"``.
         deals: deals per game (default: as many as players).

@@ -25,7 +25,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .client import ActionsLike, Batch, BatchEnv, Client, Spec
+from .base import ActionsLike, Batch, BatchEnv, EnvClient
+from .spec import Spec
 from .errors import DgenvError
 
 __all__ = ["AsyncBatchEnv"]
@@ -45,7 +46,7 @@ class AsyncBatchEnv:
     Not safe to share between threads.
 
     Args:
-        client: a :class:`~dgenv.Client` (from :func:`dgenv.connect` or :func:`dgenv.serve`).
+        client: a :class:`~dgenv.EnvClient` (from :func:`dgenv.connect`, :func:`dgenv.serve` or :func:`dgenv.local`).
         num_envs: games in all.
         batch_size: games per batch (default ``num_envs // 2``); must divide ``num_envs``.
         seed: seed of batch 0 (batch k uses ``seed + k``); None lets the server pick.
@@ -56,7 +57,7 @@ class AsyncBatchEnv:
 
     def __init__(
         self,
-        client: Client,
+        client: EnvClient,
         num_envs: int,
         batch_size: Optional[int] = None,
         *,

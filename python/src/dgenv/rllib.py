@@ -41,8 +41,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ._common import own_client, require
-from .client import BatchEnv, Client, connect
+from ._clients import own_client
+from ._common import require
+from .base import BatchEnv, EnvClient
+from .client import connect
 from .options import EnvOptions
 
 require("ray.rllib", "rllib")
@@ -90,7 +92,7 @@ class MultiAgentEnv(_RLlibMultiAgentEnv):
         self.reward_scale = float(1.0 if o.reward_scale is None else o.reward_scale)
         self._own_client = url is not None or isinstance(o.client, str)
         if url is not None:
-            self.client: Client = connect(str(url), token=token, ca_file=ca_file)
+            self.client: EnvClient = connect(str(url), token=token, ca_file=ca_file)
         else:
             self.client, _ = own_client(o.client)
         seats = o.learner_seats

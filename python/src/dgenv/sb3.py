@@ -31,8 +31,9 @@ from typing import Any, Iterable, Optional, Sequence, Union, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ._common import ClientLike, own_client, require
-from .client import BatchEnv, GameLike
+from ._clients import ClientLike, own_client
+from ._common import require
+from .base import BatchEnv, GameLike
 from .options import EnvOptions, adapter_options, check_seats, one_seat
 
 require("stable_baselines3", "sb3")
@@ -47,7 +48,8 @@ class VecEnv(_SB3VecEnv):
 
     Args:
         num_envs: games stepped at once.
-        client: a :class:`dgenv.Client`, a server URL, or None for the shared local server.
+        client: a dgenv client (:func:`dgenv.connect`, :func:`dgenv.serve`, :func:`dgenv.local`), a server
+            URL, ``"inproc"``, or None for the shared local server (:mod:`dgenv._clients`).
         players: seats per table (the card game: 3..6; None: the game's default, 4).
         learner_seat: the seat the agent plays.
         opponent: server bot for the other seats.

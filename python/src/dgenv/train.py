@@ -34,9 +34,7 @@ evaluate; no pickle anywhere on the serving path).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import logging
 import math
 import os
 import sys
@@ -49,13 +47,18 @@ import numpy as np
 import torch
 from torch import nn
 
+from ._clients import resolve_client
+from ._trainutil import Logger, Potential, default_out, evaluate_onnx, parse_params, plot_curve
+from .expert import run_expert
+from .imitate import train_imitation
 from .model import PolicyNet, card_features, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta
+from .server import serve
 from .spec import DEFAULT_GAME
+from .stats import summarize
 
 __all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
 
-log = logging.getLogger("dgenv.train")
 
 
 @dataclass
@@ -290,7 +293,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         minutes=30.0,
         hidden=(256, 256),
         features=False,
-        shaping=True,  # a third of a win for each wound dealt, paid when it lands (_WoundPotential)
+        shaping=True,  # a third of a win for each wound dealt, paid when it lands (:class:`dgenv._trainutil.WoundPotential`)
         reward="zero_sum",
         reward_scale=1.0,
         gamma=0.995,
@@ -363,55 +366,6 @@ def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
     return float(a.mean()), float(1.96 * a.std(ddof=1) / math.sqrt(a.size))
 
 
-def evaluate_onnx(
-    onnx_path: Any, opponent: str, games: int, players: int = 4, deals: Optional[int] = None, seed: int = 12345,
-    game: str = DEFAULT_GAME, game_params: Optional[Mapping[str, int]] = None,
-) -> dict[str, Any]:
-    """The exported policy at one seat against ``players - 1`` bots ``opponent``, played by
-    ``bin/dgeval`` with duplicate deals (every deal under every seating; in the duel, both
-    roles): the statistics of every other evaluation of the project (:mod:`dgenv.evaluate`),
-    in :func:`evaluate_policy`'s form, plus ``"by_seat"``: the policy's record from each
-    seat (``{"seat", "games", "score": [mean, ci95], "wins", "draws", "losses"}``).
-    """
-    from .evaluate import evaluate
-
-    res = evaluate([f"policy:{onnx_path}"] + [opponent] * (players - 1), games=games, players=players,
-                   deals=deals if game == DEFAULT_GAME else None, seed=seed, duplicate=True, backend="dgeval",
-                   progress=False, game=game, game_params=game_params)
-    pol = next(a for a in res["agents"] if a["name"].startswith("policy:"))
-    other = next(a for a in res["agents"] if not a["name"].startswith("policy:"))
-    pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
-    return {
-        "opponent": opponent,
-        "games": res["games"],
-        "score": pair(pol["score"]),
-        "opp_score": pair(other["score"]),
-        "diff": pair(pol["score_diff"]),
-        "win_rate": pair(pol["win_rate"]),
-        "by_seat": [
-            {"seat": r["seat"], "games": r["games"], "score": pair(r["score"]), "wins": r["wins"], "draws": r["draws"],
-             "losses": r["losses"]}
-            for r in res.get("by_seat", []) if r["name"].startswith("policy:")
-        ],
-    }
-
-
-def _parse_params(text: str) -> dict[str, int]:
-    """``"k=v,k=v"`` as a dict of integers (a game's parameters)."""
-    out: dict[str, int] = {}
-    for kv in (text or "").split(","):
-        if not kv.strip():
-            continue
-        k, sep, v = kv.partition("=")
-        try:
-            out[k.strip()] = int(v)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise ValueError(f"game parameter {kv!r}: want k=<integer>")
-    return out
-
-
 def _sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """One action per row from the categorical of (already masked) logits (Gumbel-max)."""
     u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1.0)
@@ -457,8 +411,6 @@ def evaluate_policy(
                 got |= b.done
     finally:
         env.close()
-    from .stats import summarize  # the statistics of dgeval, computed in Python
-
     pol, opp = summarize(["policy"] + ["opponent"] * (players - 1), scores.astype(np.int64))
     pair = lambda d: [d["mean"], d["ci95"]]  # noqa: E731
     return {
@@ -502,7 +454,7 @@ class _Collector:
         self.p_val = np.zeros(N, np.float32)
         self.p_rew = np.zeros(N, np.float32)
         self.p_phi = np.zeros(N, np.float32)
-        self.potential = _Potential.for_spec(env.spec, cfg.reward) if cfg.shaping else None
+        self.potential = Potential.for_spec(env.spec, cfg.reward) if cfg.shaping else None
         self.batch = env.reset(seed=seed)
         self.episodes: list[tuple[float, float]] = []  # (learner score, others' mean) of finished games
         self.raw_steps = 0
@@ -602,67 +554,6 @@ class _Collector:
         return {k: np.concatenate(v) for k, v in out.items()}
 
 
-class _Potential:
-    """Deal score so far from the observer's view, read off the ``prizes`` section.
-
-    ``zero_sum``: the observer's score minus the mean of the others'; ``points``:
-    the observer's score. Used as the potential of potential-based shaping
-    (Ng et al. 1999): the learner is paid each trick's change of it instead of
-    waiting for the deal's end, and the return of a whole game is unchanged.
-    """
-
-    @classmethod
-    def for_spec(cls, spec: Any, reward: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-        """The potential of a spec: the deal score for the card game (``prizes`` and
-        ``prize_counts`` sections), the wound balance for the duel (:class:`_WoundPotential`);
-        None (no shaping) for any other game."""
-        names = {s.name for s in spec.obs.sections}
-        if {"prizes", "prize_counts"} <= names:
-            return cls(spec, reward)
-        if spec.game == "duel" and "public" in names:
-            return _WoundPotential(spec, reward)
-        log.info("shaping off: no potential is defined for the game %r", spec.game)
-        return None
-
-    def __init__(self, spec: Any, reward: str):
-        sec = spec.obs.section("prizes")
-        self.sl = slice(sec.offset, sec.offset + sec.size)
-        self.P = spec.players
-        self.zero_sum = reward == "zero_sum"
-        # Colours and values from the layout: prize_counts is [P, C], a prizes row [C * V].
-        self.C = int(spec.obs.section("prize_counts").shape[-1])
-        self.V = sec.size // (self.P * self.C)
-        self.values = np.tile(np.arange(1, self.V + 1, dtype=np.float32), self.C).reshape(self.C, self.V)
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        pr = obs[:, self.sl].reshape(-1, self.P, self.C, self.V)
-        n = pr.sum(axis=3)
-        face = (pr * self.values).sum(axis=3)
-        score = np.where(n <= 2, face, n).sum(axis=2)  # [B, P], row 0 = observer
-        if self.zero_sum:
-            return (score[:, 0] - score[:, 1:].mean(axis=1)).astype(np.float32)
-        return score[:, 0].astype(np.float32)
-
-
-class _WoundPotential:
-    """The duel's wound balance from the observer's view, read off the ``public`` section
-    (own wounds at index 2, the opponent's at 3; docs/duel.md), in the reward's units.
-
-    Three wounds kill: a wound dealt is paid a third of a win when it lands (a win is 1
-    with ``points``, 2 with ``zero_sum``: the winner's 1 minus the loser's -1), and the
-    whole game's return is unchanged (the potential is 0 at the start and after the end).
-    """
-
-    def __init__(self, spec: Any, reward: str = "zero_sum"):
-        sec = spec.obs.section("public")
-        self.own, self.opp = sec.offset + 2, sec.offset + 3
-        self.per_wound = (2.0 if reward == "zero_sum" else 1.0) / 3.0
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        o = obs[:, [self.own, self.opp]].astype(np.float32)  # uint8 would wrap below 0
-        return ((o[:, 1] - o[:, 0]) * self.per_wound).astype(np.float32)
-
-
 def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Advantages and returns over per-env chains of transitions (time order kept per env)."""
     n = buf["env"].size
@@ -694,88 +585,6 @@ def _gae(buf: dict[str, np.ndarray], gamma: float, lam: float) -> tuple[np.ndarr
     return out, out + buf["val"]
 
 
-class _Logger:
-    def __init__(self, out: Path, tensorboard: bool):
-        self.out = out
-        self.files: dict[str, Any] = {}
-        self.writers: dict[str, csv.DictWriter] = {}
-        self.tb = None
-        if tensorboard:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-
-                self.tb = SummaryWriter(str(out / "tb"))
-            except Exception as e:  # tensorboard not installed
-                print(f"dgenv.train: no TensorBoard logging ({e})", file=sys.stderr)
-
-    def row(self, table: str, row: dict[str, Any], step: int) -> None:
-        if table not in self.writers:
-            f = open(self.out / f"{table}.csv", "w", newline="")
-            self.files[table] = f
-            self.writers[table] = csv.DictWriter(f, fieldnames=list(row))
-            self.writers[table].writeheader()
-        self.writers[table].writerow(row)
-        self.files[table].flush()
-        if self.tb is not None:
-            prefix = table if table != "eval" else f"eval/{row.get('opponent')}"
-            for k, v in row.items():
-                if isinstance(v, (int, float, np.floating, np.integer)) and k not in ("update", "step"):
-                    self.tb.add_scalar(f"{prefix}/{k}", float(v), step)
-
-    def close(self) -> None:
-        for f in self.files.values():
-            f.close()
-        if self.tb is not None:
-            self.tb.close()
-
-
-def plot_curve(out: Path, title: str = "") -> Optional[Path]:
-    """Draw ``curve.png`` from ``metrics.csv`` and ``eval.csv`` in ``out`` (matplotlib, Agg)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
-    m = out / "metrics.csv"
-    if m.exists():
-        rows = list(csv.DictReader(open(m)))
-        xs = [int(r["step"]) / 1e6 for r in rows if r.get("train_diff") not in ("", "nan", None)]
-        ys = [float(r["train_diff"]) for r in rows if r.get("train_diff") not in ("", "nan", None)]
-        if xs:
-            ax.plot(xs, ys, color="0.6", lw=1, label="training games (sampled actions)")
-    e = out / "eval.csv"
-    if e.exists():
-        rows = list(csv.DictReader(open(e)))
-        for opp in dict.fromkeys(r["opponent"] for r in rows):
-            rr = [r for r in rows if r["opponent"] == opp]
-            x = np.array([int(r["step"]) / 1e6 for r in rr])
-            y = np.array([float(r["diff"]) for r in rr])
-            c = np.array([float(r["diff_ci95"]) for r in rr])
-            ax.errorbar(x, y, yerr=c, marker="o", ms=4, capsize=3, label=f"eval vs {opp} (greedy, 95% CI)")
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlabel("learner decisions (millions)")
-    ax.set_ylabel("points per game: policy - opponents' mean")
-    ax.set_title(title or out.name)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    p = out / "curve.png"
-    fig.savefig(p)
-    plt.close(fig)
-    return p
-
-
-def _default_out(name: str) -> Path:
-    """``runs/<name>`` in the repository root when inside it (git ignores /runs/), else in the current directory."""
-    from .server import find_repo
-
-    repo = find_repo()
-    return (repo if repo is not None else Path.cwd()) / "runs" / name
-
-
 class _Run:
     """One PPO run, phase by phase: :meth:`setup` (sessions, network,
     optimizer, collectors), :meth:`collect` (rollouts), :meth:`update` (PPO
@@ -786,12 +595,9 @@ class _Run:
     """
 
     def __init__(self, cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]]) -> None:
-        from .client import connect
-        from .server import serve
-
         self.cfg = cfg
         self.on_update = on_update
-        self.out = Path(cfg.out) if cfg.out else _default_out(cfg.name)
+        self.out = Path(cfg.out) if cfg.out else default_out(cfg.name)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=list))
         torch.manual_seed(cfg.seed)
@@ -802,12 +608,13 @@ class _Run:
         self.t0 = time.monotonic()
         self.budget = cfg.minutes * 60.0
         self.card = cfg.game == DEFAULT_GAME
-        self.game_params = _parse_params(cfg.game_params)
+        self.game_params = parse_params(cfg.game_params)
         self.seats = [int(s) for s in str(cfg.learner_seats).split(",") if s.strip()]
         if not self.seats:
             raise ValueError(f"--learner-seats {cfg.learner_seats!r}: want seat numbers, e.g. 0 or 0,1")
-        self.client: Any = connect(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
-        self.log = _Logger(self.out, cfg.tensorboard)
+        # A server (or "inproc") the config names, else a server of the run's own, started with its arguments.
+        self.client: Any = resolve_client(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
+        self.log = Logger(self.out, cfg.tensorboard)
         self.envs: list[Any] = []
         self.step = 0
         self.update_n = 0
@@ -1109,12 +916,8 @@ def train(cfg: TrainConfig, on_update: Optional[Callable[[dict[str, Any]], None]
     phases are :class:`_Run`'s methods.
     """
     if cfg.algo == "imitate":
-        from .imitate import train_imitation
-
         return train_imitation(cfg, on_update)
     if cfg.algo == "expert":
-        from .expert import run_expert
-
         return run_expert(cfg, on_update)
     if cfg.algo != "ppo":
         raise ValueError(f"--algo {cfg.algo!r}: want ppo, imitate or expert")
