@@ -104,8 +104,9 @@ type ChanceState interface {
 	ActionString(player, a int) string
 	// WriteReturns writes each seat's return so far into dst[:NumPlayers].
 	WriteReturns(dst []float64)
-	// WriteRewards writes each seat's reward of the last action (what it
-	// added to the returns) into dst[:NumPlayers].
+	// WriteRewards writes each seat's rewards since the last node where a
+	// player acted into dst[:NumPlayers] (OpenSpiel's convention: read at
+	// every player node and at the end, they add up to the returns).
 	WriteRewards(dst []float64)
 	// ObservationTensor and InformationStateTensor write player's tensors
 	// into dst[:size] (ChanceInfo's sizes). They show only what player
