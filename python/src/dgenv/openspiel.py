@@ -306,7 +306,7 @@ if _pyspiel is not None:
         s = getattr(_tls, "s", None)
         if s is None:
             s = _tls.s = {
-                "status": {},  # by length
+                "status": (_ctypes.c_int32 * _HEAD)(),  # grown to the longest game's status
                 "err": _ctypes.create_string_buffer(_capi.ERRCAP),
                 "f64": (_ctypes.c_double * 8)(),
                 "str": _ctypes.create_string_buffer(1 << 16),
@@ -324,25 +324,23 @@ if _pyspiel is not None:
             self.info = _capi.call_json(self.lib.dg_state_sizes, self.raw, len(self.raw), errbuf=_scratch()["err"])
             self.players = int(self.info["num_players"])
             self.status_len = int(self.info["status_len"])
-            self.status_bytes = 4 * self.status_len  # every buffer goes with its length in bytes
             self.sizes = (int(self.info["observation_tensor_size"]), int(self.info["information_state_tensor_size"]))
-            self._uniform: dict[int, tuple[tuple[int, float], ...]] = {}
+            # uni[n][a]: the chance outcome (a, 1/n), made once per n (uniform(n)).
+            self.uni: list[Any] = [None] * (int(self.info["max_chance_outcomes"]) + 1)
             first = _Handle(self, _capi.check(self.lib.dg_state_new(self.raw, len(self.raw), *_err()), _scratch()["err"]))
             self.first = (first.cur, first.term, tuple(first.legal), first.run)  # the first node, for lazy states
 
         def status(self) -> Any:
-            """This thread's status buffer for this game's length."""
+            """This thread's status buffer, long enough for this game (the engine takes a longer one)."""
             st = getattr(_tls, "s", None) or _scratch()
-            b = st["status"].get(self.status_len)
-            if b is None:
-                b = st["status"][self.status_len] = (_ctypes.c_int32 * self.status_len)()
+            b = st["status"]
+            if len(b) < self.status_len:
+                b = st["status"] = (_ctypes.c_int32 * self.status_len)()
             return b
 
         def uniform(self, n: int) -> tuple[tuple[int, float], ...]:
-            """``uniform(n)[a]``: the chance outcome (a, 1/n), made once per n."""
-            t = self._uniform.get(n)
-            if t is None:
-                t = self._uniform[n] = tuple((a, 1.0 / n) for a in range(int(self.info["max_chance_outcomes"])))
+            """``uni[n]``, made now."""
+            t = self.uni[n] = tuple((a, 1.0 / n) for a in range(len(self.uni) - 1))
             return t
 
     _games: dict[str, _GoGame] = {}
@@ -382,7 +380,7 @@ if _pyspiel is not None:
             self.lib, self.h, self.g = g.lib, h, g
             self.pending: list[int] = []
             buf = g.status()
-            if self.lib.dg_state_status(self.h, buf, g.status_bytes) < 0:
+            if self.lib.dg_state_status(self.h, buf, _ctypes.sizeof(buf)) < 0:
                 raise ValueError(f"libdgenv: state handle {self.h} unknown")
             self._take(buf)
 
@@ -405,7 +403,7 @@ if _pyspiel is not None:
                 self.sync()
             buf = self.g.status()
             err = _scratch()["err"]
-            if self.lib.dg_state_apply(self.h, action, buf, self.g.status_bytes, err, _capi.ERRCAP) < 0:
+            if self.lib.dg_state_apply(self.h, action, buf, _ctypes.sizeof(buf), err, _capi.ERRCAP) < 0:
                 _capi.raise_error(err)
             self._take(buf)
 
@@ -432,7 +430,7 @@ if _pyspiel is not None:
                 arr = (_ctypes.c_int32 * n)(*self.pending)
                 self.pending = []
                 buf, err = g.status(), _scratch()["err"]
-                if self.lib.dg_state_apply_many(self.h, arr, 4 * n, buf, g.status_bytes, err, _capi.ERRCAP) < 0:
+                if self.lib.dg_state_apply_many(self.h, arr, 4 * n, buf, _ctypes.sizeof(buf), err, _capi.ERRCAP) < 0:
                     _capi.raise_error(err)
                 self._take(buf)
             return self.h
@@ -713,7 +711,8 @@ if _pyspiel is not None:
                 return []
             legal = s.legal
             if s.run > 0:  # equally likely: the (action, probability) pairs are made once per count
-                return list(map(s.g.uniform(len(legal)).__getitem__, legal))
+                g, n = s.g, len(legal)
+                return list(map((g.uni[n] or g.uniform(n)).__getitem__, legal))
             h = s.sync()
             probs = (_ctypes.c_double * max(len(s.legal), 1))()
             n = s.lib.dg_state_chance_outcomes(h, probs, _ctypes.sizeof(probs))
