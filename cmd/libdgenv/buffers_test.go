@@ -332,3 +332,46 @@ func reservedBytes() int64 {
 	defer reserved.Unlock()
 	return reserved.bytes
 }
+
+// TestOneStateHandleFromManyGoroutines applies, reads and clones one state
+// handle from several goroutines while it is freed: calls are serialised
+// per handle (run with -race), and a call after the free finds nothing.
+func TestOneStateHandleFromManyGoroutines(t *testing.T) {
+	g, e := chanceGameOf([]byte(`{"players":3,"deals":1}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	h := newStateHandle(g, g.NewChanceState())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status := make([]int32, statusLen(g))
+			for range 40 {
+				st, unlock := lockState(h)
+				if st == nil {
+					return // freed
+				}
+				if !st.s.IsTerminal() {
+					if e := st.apply(st.s.AppendLegalActions(nil)[0]); e != nil {
+						t.Error(e)
+					}
+				}
+				st.writeStatus(status)
+				c := st.s.Clone()
+				unlock()
+				_ = c.Serialize()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		freeHandle(h)
+	}()
+	wg.Wait()
+	if st, _ := lockState(h); st != nil {
+		t.Error("a freed state handle was found")
+	}
+}
