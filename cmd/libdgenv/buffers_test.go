@@ -11,6 +11,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/duel"
 	"github.com/davidgoliath/dgenv/env/games"
 )
 
@@ -130,19 +131,17 @@ func TestTheStepPathAllocatesNothing(t *testing.T) {
 }
 
 func TestStatusAndSizesBuffersAreChecked(t *testing.T) {
-	short := make([]int32, statusLen-1)
-	if _, e := statusView(unsafe.Pointer(&short[0]), int64(4*len(short))); e == nil {
+	g, e := chanceGameOf([]byte(`{"name":"david_goliath","players":4,"deals":1}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	short := make([]int32, statusLen(g)-1)
+	if _, e := statusView(g, unsafe.Pointer(&short[0]), int64(4*len(short))); e == nil {
 		t.Error("a status buffer one element short was taken")
 	}
-	if err := spielSizes(card.Params{Players: 4}, make([]int64, 3)); err == nil {
-		t.Error("spielSizes wrote into 3 elements")
-	}
-	st, err := newSpielState(card.Params{Players: 4, Deals: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := &stateHandle{g: g, s: g.NewChanceState()}
 	for range 5 {
-		_ = st.apply(int(st.legal(nil)[0]))
+		_ = st.apply(st.s.AppendLegalActions(nil)[0])
 	}
 	out := []int32{-7, -7, -7, -7, -7, -7, -7, -7, -7}
 	if n := st.history(out[:8]); n != 5 || out[0] != -7 {
@@ -150,6 +149,29 @@ func TestStatusAndSizesBuffersAreChecked(t *testing.T) {
 	}
 	if n := st.history(out[:10-1]); n != 5 || out[0] != -7 {
 		t.Errorf("history into 9 elements = %d, %v; want 5 and nothing written", n, out)
+	}
+}
+
+// TestStateCallsTakeAGameSpec: the single-state calls choose their game
+// as dg_vec_new does, and refuse a game without explicit chance states.
+func TestStateCallsTakeAGameSpec(t *testing.T) {
+	for _, spec := range []string{`{}`, `{"name":"david_goliath"}`, `{"players":3,"deals":2,"first_dealer":2}`} {
+		if _, e := chanceGameOf([]byte(spec)); e != nil {
+			t.Errorf("chanceGameOf(%s) = %v", spec, e)
+		}
+	}
+	for _, c := range []struct{ spec, field, says string }{
+		{`not json`, "game", "game"},
+		{`{"name":7}`, "game.name", "string"},
+		{`{"name":"chess"}`, "", "chess"},
+		{`{"players":9}`, "game.players", "3..6"},
+		{`{"name":"` + duel.Name + `"}`, "game.name", "explicit chance"},
+	} {
+		_, e := chanceGameOf([]byte(c.spec))
+		wantCode(t, c.spec, e, "bad_request", c.field)
+		if !strings.Contains(e.Message, c.says) {
+			t.Errorf("chanceGameOf(%s): %q, want it to say %q", c.spec, e.Message, c.says)
+		}
 	}
 }
 
@@ -309,4 +331,47 @@ func reservedBytes() int64 {
 	reserved.Lock()
 	defer reserved.Unlock()
 	return reserved.bytes
+}
+
+// TestOneStateHandleFromManyGoroutines applies, reads and clones one state
+// handle from several goroutines while it is freed: calls are serialised
+// per handle (run with -race), and a call after the free finds nothing.
+func TestOneStateHandleFromManyGoroutines(t *testing.T) {
+	g, e := chanceGameOf([]byte(`{"players":3,"deals":1}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	h := newStateHandle(g, g.NewChanceState())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status := make([]int32, statusLen(g))
+			for range 40 {
+				st, unlock := lockState(h)
+				if st == nil {
+					return // freed
+				}
+				if !st.s.IsTerminal() {
+					if e := st.apply(st.s.AppendLegalActions(nil)[0]); e != nil {
+						t.Error(e)
+					}
+				}
+				st.writeStatus(status)
+				c := st.s.Clone()
+				unlock()
+				_ = c.Serialize()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		freeHandle(h)
+	}()
+	wg.Wait()
+	if st, _ := lockState(h); st != nil {
+		t.Error("a freed state handle was found")
+	}
 }

@@ -36,10 +36,9 @@ import "C"
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"unsafe"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -47,7 +46,7 @@ import (
 func main() {}
 
 // abiVersion changes whenever an exported signature or a JSON layout does.
-const abiVersion = 3
+const abiVersion = 4
 
 // bytesAt views n bytes of caller memory (nil when p is nil or n is 0).
 func bytesAt(p unsafe.Pointer, n int64) []byte {
@@ -246,79 +245,76 @@ func dg_vec_record(h C.int64_t, k C.int64_t, buf *C.char, capacity C.int64_t, er
 	return putBytes(buf, capacity, b)
 }
 
-func spielParams(players, deals, firstDealer C.int64_t) card.Params {
-	return card.Params{Players: int(players), Deals: int(deals), FirstDealer: int(firstDealer)}
-}
+// The single-state calls: see spiel.go. A game is chosen by a game spec,
+// JSON {"name": ..., <params>} as dg_vec_new's "game" (spec, specLen bytes).
 
+// dg_state_new makes the first node of a game of the spec: a handle, or -1
+// and the error (bad_request naming the field: a bad spec, or a game
+// without explicit chance states).
+//
 //export dg_state_new
-func dg_state_new(players, deals, firstDealer C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	st, err := newSpielState(spielParams(players, deals, firstDealer))
-	if err != nil {
-		return fail(errbuf, errcap, badRequest("", "%v", err))
+func dg_state_new(spec *C.char, specLen C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	g, e := stateGame(spec, specLen)
+	if e != nil {
+		return fail(errbuf, errcap, e)
 	}
-	return C.int64_t(newHandle(st))
+	return C.int64_t(newStateHandle(g, g.NewChanceState()))
 }
 
-// dg_state_sizes writes the observation and information-state tensor
-// sizes, the longest game and the largest utility (int64 [4]).
+// stateGame is the chance game of the caller's spec.
+func stateGame(spec *C.char, specLen C.int64_t) (env.ChanceGame, *apiError) {
+	body, e := view[byte]("game", unsafe.Pointer(spec), int64(specLen))
+	if e != nil {
+		return nil, e
+	}
+	return chanceGameOf(body) // json.Unmarshal keeps nothing of body
+}
+
+// dg_state_sizes writes, as JSON, what a pyspiel game needs of the game of
+// the spec (spiel.go's gameInfo: the game with its parameters filled, the
+// type's seat counts and parameter defaults, sizes, utilities, tensor
+// sizes, the status length) and returns its length; -1 and the error for
+// a bad spec.
 //
 //export dg_state_sizes
-func dg_state_sizes(players, deals C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
-	s, e := view[int64]("out", out, int64(outLen))
-	if e != nil || spielSizes(spielParams(players, deals, 0), s) != nil {
-		return -1
+func dg_state_sizes(spec *C.char, specLen C.int64_t, buf *C.char, capacity C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	g, e := stateGame(spec, specLen)
+	if e != nil {
+		return fail(errbuf, errcap, e)
 	}
-	return 0
-}
-
-func lockState(h C.int64_t) (*spielState, func()) {
-	st, err := lookup[*spielState](int64(h))
+	b, err := json.Marshal(gameInfoOf(g))
 	if err != nil {
-		return nil, nil
+		return fail(errbuf, errcap, &apiError{Code: "internal", Message: err.Error()})
 	}
-	st.mu.Lock()
-	return st, st.mu.Unlock
-}
-
-func stateNotFound(h C.int64_t) *apiError {
-	return &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)}
+	return putBytes(buf, capacity, b)
 }
 
 //export dg_state_clone
 func dg_state_clone(h C.int64_t) C.int64_t {
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
-	c := st.clone()
+	c := st.s.Clone()
 	unlock()
-	return C.int64_t(newHandle(c))
+	return C.int64_t(newStateHandle(st.g, c))
 }
 
 // dg_state_apply applies action and writes the status (int32
-// [statusLen]) into status.
+// [status_len]) into status.
 //
 //export dg_state_apply
 func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, statusBytes C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	out, e := statusView(status, int64(statusBytes))
+	st, unlock := lockState(int64(h))
+	if st == nil {
+		return fail(errbuf, errcap, stateNotFound(int64(h)))
+	}
+	defer unlock()
+	out, e := statusView(st.g, status, int64(statusBytes))
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
-	st, unlock := lockState(h)
-	if st == nil {
-		return fail(errbuf, errcap, stateNotFound(h))
-	}
-	defer unlock()
-	if err := st.apply(int(action)); err != nil {
-		e := &apiError{Code: "illegal_action", Message: err.Error()}
-		var ia *card.IllegalActionError
-		if errors.As(err, &ia) {
-			legal := ia.Legal
-			if legal == nil {
-				legal = []int{}
-			}
-			e.Details = map[string]any{"player": ia.Player, "action": ia.Action, "legal": legal}
-		}
+	if e := st.apply(int(action)); e != nil {
 		return fail(errbuf, errcap, e)
 	}
 	st.writeStatus(out)
@@ -327,15 +323,15 @@ func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, status
 
 //export dg_state_status
 func dg_state_status(h C.int64_t, status unsafe.Pointer, statusBytes C.int64_t) C.int64_t {
-	out, e := statusView(status, int64(statusBytes))
-	if e != nil {
-		return -1
-	}
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
+	out, e := statusView(st.g, status, int64(statusBytes))
+	if e != nil {
+		return -1
+	}
 	st.writeStatus(out)
 	return 0
 }
@@ -349,48 +345,61 @@ func dg_state_tensor(h, player, kind C.int64_t, dst unsafe.Pointer, dstLen C.int
 	if e != nil {
 		return -1
 	}
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	n := tensorSize(st.g, int(kind))
-	if player < 0 || int(player) >= st.players() || len(out) < n || (kind != kindObservation && kind != kindInfoState) {
-		return -1
-	}
-	st.tensor(int(player), int(kind), out[:n])
-	return C.int64_t(n)
+	return C.int64_t(st.tensor(int(player), int(kind), out))
 }
 
-// String kinds of dg_state_string.
-const (
-	stringObservation = 0
-	stringInfoState   = 1
-	stringState       = 2
-)
-
+// dg_state_string writes a string of player (kind 0 observation, 1
+// information state, 2 the whole state for any player) into buf when it
+// fits and returns its length; -1 for an unknown handle, player or kind.
+//
 //export dg_state_string
 func dg_state_string(h, player, kind C.int64_t, buf *C.char, capacity C.int64_t) C.int64_t {
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	if kind != stringState && (player < 0 || int(player) >= st.players()) {
-		return -1
-	}
-	var s string
-	switch kind {
-	case stringObservation:
-		s = st.observationString(int(player))
-	case stringInfoState:
-		s = st.infoStateString(int(player))
-	case stringState:
-		s = st.String()
-	default:
+	s, ok := st.str(int(player), int(kind))
+	if !ok {
 		return -1
 	}
 	return putBytes(buf, capacity, []byte(s))
+}
+
+// dg_state_action_string writes the name of action of player (-1: a chance
+// outcome) into buf when it fits and returns its length.
+//
+//export dg_state_action_string
+func dg_state_action_string(h, player, action C.int64_t, buf *C.char, capacity C.int64_t) C.int64_t {
+	st, unlock := lockState(int64(h))
+	if st == nil {
+		return -1
+	}
+	defer unlock()
+	return putBytes(buf, capacity, []byte(st.s.ActionString(int(player), int(action))))
+}
+
+// dg_state_chance_outcomes writes the probabilities (float64 [n]) of the
+// chance outcomes, in the order of the status's legal actions, when they
+// fit, and returns their number n (0 at a node that is not chance).
+//
+//export dg_state_chance_outcomes
+func dg_state_chance_outcomes(h C.int64_t, probs unsafe.Pointer, probsLen C.int64_t) C.int64_t {
+	out, e := view[float64]("probs", probs, int64(probsLen))
+	if e != nil {
+		return -1
+	}
+	st, unlock := lockState(int64(h))
+	if st == nil {
+		return -1
+	}
+	defer unlock()
+	return C.int64_t(st.chanceProbs(out))
 }
 
 // dg_state_returns writes each player's returns (which 0) or last rewards
@@ -402,62 +411,69 @@ func dg_state_returns(h, which C.int64_t, dst unsafe.Pointer, dstLen C.int64_t) 
 	if e != nil {
 		return -1
 	}
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	p := st.players()
+	p := st.g.NumPlayers()
 	if len(out) < p {
 		return -1
 	}
 	if which == 0 {
-		st.returns(out[:p])
+		st.s.WriteReturns(out[:p])
 	} else {
-		copy(out, st.rewards[:p])
+		st.s.WriteRewards(out[:p])
 	}
 	return C.int64_t(p)
 }
 
 //export dg_state_serialize
 func dg_state_serialize(h C.int64_t, buf *C.char, capacity C.int64_t) C.int64_t {
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	return putBytes(buf, capacity, []byte(st.serialize()))
+	return putBytes(buf, capacity, []byte(st.s.Serialize()))
 }
 
+// dg_state_deserialize reads a state's text (txt, n bytes) for the game of
+// the spec: a handle, or -1 and the error.
+//
 //export dg_state_deserialize
-func dg_state_deserialize(players, deals, firstDealer C.int64_t, txt *C.char, n C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+func dg_state_deserialize(spec *C.char, specLen C.int64_t, txt *C.char, n C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
+	g, e := stateGame(spec, specLen)
+	if e != nil {
+		return fail(errbuf, errcap, e)
+	}
 	s, e := text("state", unsafe.Pointer(txt), int64(n))
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
-	st, err := deserializeSpiel(spielParams(players, deals, firstDealer), s)
+	st, err := g.DeserializeChanceState(s)
 	if err != nil {
-		return fail(errbuf, errcap, badRequest("", "%v", err))
+		return fail(errbuf, errcap, badRequest("state", "%v", err))
 	}
-	return C.int64_t(newHandle(st))
+	return C.int64_t(newStateHandle(g, st))
 }
 
 //export dg_state_resample
 func dg_state_resample(h, player C.int64_t, seed C.uint64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
-		return fail(errbuf, errcap, stateNotFound(h))
+		return fail(errbuf, errcap, stateNotFound(int64(h)))
 	}
-	if player < 0 || int(player) >= st.players() {
+	if p := st.g.NumPlayers(); player < 0 || int(player) >= p {
 		unlock()
-		return fail(errbuf, errcap, badRequest("player", "player %d: must be 0..%d", player, st.players()-1))
+		return fail(errbuf, errcap, badRequest("player", "player %d: must be 0..%d", player, p-1))
 	}
-	r, err := st.resample(int(player), uint64(seed))
+	r, err := st.s.ResampleFromInfostate(int(player), uint64(seed))
 	unlock()
 	if err != nil {
 		return fail(errbuf, errcap, &apiError{Code: "internal", Message: err.Error()})
 	}
-	return C.int64_t(newHandle(r))
+	return C.int64_t(newStateHandle(st.g, r))
 }
 
 // dg_state_history writes (player, action) pairs (int32 [2, n]) of every
@@ -469,7 +485,7 @@ func dg_state_history(h C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64
 	if e != nil {
 		return -1
 	}
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
@@ -477,9 +493,9 @@ func dg_state_history(h C.int64_t, out unsafe.Pointer, outLen C.int64_t) C.int64
 	return C.int64_t(st.history(s))
 }
 
-// dg_state_apply_many applies the actions (int32 [n]) in order (a deal's
-// chance outcomes in one call); on an error the actions before it stay
-// applied.
+// dg_state_apply_many applies the actions (int32 [n]) in order (a run of
+// chance outcomes, a deal, in one call); on an error the actions before it
+// stay applied.
 //
 //export dg_state_apply_many
 func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64_t, status unsafe.Pointer, statusBytes C.int64_t,
@@ -488,27 +504,27 @@ func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
-	out, e := statusView(status, int64(statusBytes))
+	st, unlock := lockState(int64(h))
+	if st == nil {
+		return fail(errbuf, errcap, stateNotFound(int64(h)))
+	}
+	defer unlock()
+	out, e := statusView(st.g, status, int64(statusBytes))
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
-	st, unlock := lockState(h)
-	if st == nil {
-		return fail(errbuf, errcap, stateNotFound(h))
-	}
-	defer unlock()
 	for _, a := range acts {
-		if err := st.apply(int(a)); err != nil {
-			return fail(errbuf, errcap, &apiError{Code: "illegal_action", Message: err.Error()})
+		if e := st.apply(int(a)); e != nil {
+			return fail(errbuf, errcap, e)
 		}
 	}
 	st.writeStatus(out)
 	return 0
 }
 
-// dg_state_rollout plays n random games to the end from the state and
-// writes each player's mean return (float64 [players]) into out: an MCTS
-// evaluator's rollouts in one call.
+// dg_state_rollout plays n random games to the end from the state
+// (env.RandomRollout) and writes each player's mean return (float64
+// [players]) into out: an MCTS evaluator's rollouts in one call.
 //
 //export dg_state_rollout
 func dg_state_rollout(h, n C.int64_t, seed C.uint64_t, out unsafe.Pointer, outLen C.int64_t) C.int64_t {
@@ -516,18 +532,20 @@ func dg_state_rollout(h, n C.int64_t, seed C.uint64_t, out unsafe.Pointer, outLe
 	if e != nil || n < 1 {
 		return -1
 	}
-	st, unlock := lockState(h)
+	st, unlock := lockState(int64(h))
 	if st == nil {
 		return -1
 	}
 	defer unlock()
-	p := st.players()
+	p := st.g.NumPlayers()
 	if len(sum) < p {
 		return -1
 	}
 	sum = sum[:p]
 	clear(sum)
-	st.rollout(int(n), uint64(seed), sum)
+	if env.RandomRollout(st.s, int(n), uint64(seed), sum) != nil {
+		return -1
+	}
 	for i := range sum {
 		sum[i] /= float64(n)
 	}

@@ -32,8 +32,7 @@ func (s *State) Serialize() string {
 	var sb strings.Builder
 	p := s.game.params
 	w := s.rng.Words()
-	fmt.Fprintf(&sb, "%s\nparams %d %d %d\nrng %x %x %x %x\n", serialHeader,
-		p.Players, p.Deals, p.FirstDealer, w[0], w[1], w[2], w[3])
+	fmt.Fprintf(&sb, "%s\n%s\nrng %x %x %x %x\n", serialHeader, p.paramsLine(), w[0], w[1], w[2], w[3])
 	writeHands := func(word string, h *handsArr) {
 		sb.WriteString(word)
 		for seat := range p.Players {
@@ -69,26 +68,16 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%w: line %d: %s", ErrBadSerialization, line, fmt.Sprintf(format, args...))
 	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	var lines []string
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSerialization, err)
+	lines, err := textLines(text)
+	if err != nil {
+		return nil, err
 	}
 	if len(lines) < 3 || lines[0] != serialHeader {
 		return nil, bad(1, "want header %q, params and rng lines", serialHeader)
 	}
-	var p Params
-	if n, err := fmt.Sscanf(lines[1], "params %d %d %d", &p.Players, &p.Deals, &p.FirstDealer); n != 3 || err != nil {
-		return nil, bad(2, "want \"params <players> <deals> <first_dealer>\"")
-	}
-	if p != g.params {
-		return nil, bad(2, "parameters %+v are not this game's %+v", p, g.params)
+	p, err := g.readParamsLine(lines[1])
+	if err != nil {
+		return nil, bad(2, "%v", err)
 	}
 	var rng RNG
 	var w [4]uint64
@@ -165,6 +154,42 @@ func (g *Game) DeserializeState(text string) (*State, error) {
 	}
 	s.rng = rng
 	return s, nil
+}
+
+// The text forms of this package (Serialize's, and ChanceState's) share
+// their line reading and their params line.
+
+// textLines splits a serialized text into its non-blank lines, trimmed.
+func textLines(text string) ([]string, error) {
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSerialization, err)
+	}
+	return lines, nil
+}
+
+// paramsLine is the params line of a serialized state of a game of p.
+func (p Params) paramsLine() string {
+	return fmt.Sprintf("params %d %d %d", p.Players, p.Deals, p.FirstDealer)
+}
+
+// readParamsLine reads a params line and checks that it is g's.
+func (g *Game) readParamsLine(line string) (Params, error) {
+	var p Params
+	if n, err := fmt.Sscanf(line, "params %d %d %d", &p.Players, &p.Deals, &p.FirstDealer); n != 3 || err != nil {
+		return p, errors.New("want \"params <players> <deals> <first_dealer>\"")
+	}
+	if p != g.params {
+		return p, fmt.Errorf("parameters %+v are not this game's %+v", p, g.params)
+	}
+	return p, nil
 }
 
 func parseHands(s string) (Hands, error) {

@@ -116,7 +116,8 @@ def test_every_buffer_length_is_checked_by_the_engine() -> None:
             except dgenv.BadRequest as e:
                 print(name, "->", e.details.get("field"))
         status = (ctypes.c_int32 * 10)()
-        st = lib.dg_state_new(4, 1, 0, err, _capi.ERRCAP)
+        spec = b'{"name": "david_goliath", "players": 4, "deals": 1}'
+        st = lib.dg_state_new(spec, len(spec), err, _capi.ERRCAP)
         print("status into 10 ->", lib.dg_state_status(st, status, ctypes.sizeof(status)))
         print("untouched", list(status) == [0] * 10)
         print("step still works", env.step(env.random_actions()).mask.any(axis=1).all())

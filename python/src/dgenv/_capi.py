@@ -48,7 +48,7 @@ __all__ = ["lib", "find_library", "LIB_NAME", "ENV_VAR", "check", "call_json", "
 
 LIB_NAME = "libdgenv.dylib" if sys.platform == "darwin" else "libdgenv.so"
 ENV_VAR = "DGENV_LIB"
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _I64 = ctypes.c_int64
 _I32 = ctypes.c_int32
@@ -76,7 +76,7 @@ _SIGNATURES = [
     ("dg_vec_record", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
     ("dg_match_stats", _I64, [_S, _I64, _P, _I64, _P, _I64, _P, _I64]),
     ("dg_estimate95", _I64, [_P, _I64, _P, _I64, _P, _I64]),
-    ("dg_state_new", _I64, [_I64, _I64, _I64, _P, _I64]),
+    ("dg_state_new", _I64, [_S, _I64, _P, _I64]),
     ("dg_state_clone", _I64, [_I64]),
     ("dg_state_apply", _I64, [_I64, _I64, _P, _I64, _P, _I64]),
     ("dg_state_apply_many", _I64, [_I64, _P, _I64, _P, _I64, _P, _I64]),
@@ -85,10 +85,12 @@ _SIGNATURES = [
     ("dg_state_string", _I64, [_I64, _I64, _I64, _P, _I64]),
     ("dg_state_returns", _I64, [_I64, _I64, _P, _I64]),
     ("dg_state_serialize", _I64, [_I64, _P, _I64]),
-    ("dg_state_deserialize", _I64, [_I64, _I64, _I64, _S, _I64, _P, _I64]),
+    ("dg_state_deserialize", _I64, [_S, _I64, _S, _I64, _P, _I64]),
     ("dg_state_resample", _I64, [_I64, _I64, _U64, _P, _I64]),
     ("dg_state_history", _I64, [_I64, _P, _I64]),
-    ("dg_state_sizes", _I64, [_I64, _I64, _P, _I64]),
+    ("dg_state_sizes", _I64, [_S, _I64, _P, _I64, _P, _I64]),
+    ("dg_state_action_string", _I64, [_I64, _I64, _I64, _P, _I64]),
+    ("dg_state_chance_outcomes", _I64, [_I64, _P, _I64]),
     ("dg_state_rollout", _I64, [_I64, _I64, _U64, _P, _I64]),
 ]
 

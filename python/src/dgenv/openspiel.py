@@ -266,6 +266,20 @@ class Environment:
 
 
 # -- the pyspiel game ---------------------------------------------------------
+#
+# One bridge serves every Go game that has states with explicit chance nodes
+# (env.ChanceGame): its sizes, utilities, tensor shapes, chance outcomes and
+# action names all come from the engine (dg_state_sizes and the dg_state_*
+# calls), so nothing below knows a game's rules. A game without explicit
+# chance states is not bridged (the engine refuses it by name): see
+# docs/python.md.
+
+# The card game's pyspiel game: its short name, the engine's name for it and
+# its documented parameters (pyspiel needs them before the engine is loaded).
+_CARD_GO_NAME = "david_goliath"
+_CARD_PARAMS = {"players": 4, "deals": 0, "first_dealer": 0}
+_CARD_PLAYERS = (3, 6)
+_CARD_LONG_NAME = "David & Goliath (dgenv's Go engine)"
 
 try:  # the game exists only where open_spiel is installed
     import pyspiel as _pyspiel
@@ -275,22 +289,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 if _pyspiel is not None:
     import base64 as _base64
     import ctypes as _ctypes
+    import json as _json
     import pickle as _pickle
     import threading as _threading
 
     from open_spiel.python.algorithms import mcts as _mcts
-    from itertools import repeat as _repeat
 
     from . import _capi
+    from .errors import DgenvError as _DgenvError
 
-    _COLOURS = ("red", "yellow", "green", "blue", "purple")
-    # Names of the 90 card ids (env.CardString's "green 12").
-    _CARD_NAMES = tuple(f"{_COLOURS[a // 18]} {a % 18 + 1}" for a in range(90))
-    _STATUS_LEN = 3 + 90
-    _SERIAL_HEADER = "david-goliath-spiel v1\n"  # the engine's state text begins so (cmd/libdgenv/spiel.go)
-    _STATUS_BYTES = 4 * _STATUS_LEN  # every buffer goes with its length in bytes
-    # _OUTCOMES[n][card]: the chance outcome (card, 1/n) of a deal with n cards left.
-    _OUTCOMES = [()] + [tuple((c, 1.0 / n) for c in range(90)) for n in range(1, 91)]
+    _HEAD = 4  # a status: player, terminal, count, chance run, then the legal actions
     _tls = _threading.local()
 
     def _scratch() -> Any:
@@ -298,13 +306,58 @@ if _pyspiel is not None:
         s = getattr(_tls, "s", None)
         if s is None:
             s = _tls.s = {
-                "status": (_ctypes.c_int32 * _STATUS_LEN)(),
+                "status": (_ctypes.c_int32 * _HEAD)(),  # grown to the longest game's status
                 "err": _ctypes.create_string_buffer(_capi.ERRCAP),
                 "f64": (_ctypes.c_double * 8)(),
                 "str": _ctypes.create_string_buffer(1 << 16),
                 "tensor": [None, None],
             }
         return s
+
+    class _GoGame:
+        """One configuration of a Go game as the engine describes it (dg_state_sizes)."""
+
+        def __init__(self, spec: str) -> None:
+            self.spec = spec  # the game spec's JSON text, as the engine is given it
+            self.raw = spec.encode()
+            self.lib = _capi.lib()
+            self.info = _capi.call_json(self.lib.dg_state_sizes, self.raw, len(self.raw), errbuf=_scratch()["err"])
+            self.players = int(self.info["num_players"])
+            self.status_len = int(self.info["status_len"])
+            self.sizes = (int(self.info["observation_tensor_size"]), int(self.info["information_state_tensor_size"]))
+            # uni[n][a]: the chance outcome (a, 1/n), made once per n (uniform(n)).
+            self.uni: list[Any] = [None] * (int(self.info["max_chance_outcomes"]) + 1)
+            first = _Handle(self, _capi.check(self.lib.dg_state_new(self.raw, len(self.raw), *_err()), _scratch()["err"]))
+            self.first = (first.cur, first.term, tuple(first.legal), first.run)  # the first node, for lazy states
+
+        def status(self) -> Any:
+            """This thread's status buffer, long enough for this game (the engine takes a longer one)."""
+            st = getattr(_tls, "s", None) or _scratch()
+            b = st["status"]
+            if len(b) < self.status_len:
+                b = st["status"] = (_ctypes.c_int32 * self.status_len)()
+            return b
+
+        def uniform(self, n: int) -> tuple[tuple[int, float], ...]:
+            """``uni[n]``, made now."""
+            t = self.uni[n] = tuple((a, 1.0 / n) for a in range(len(self.uni) - 1))
+            return t
+
+    _games: dict[str, _GoGame] = {}
+    _games_lock = _threading.Lock()
+
+    def _go_game(spec: str) -> _GoGame:
+        """The engine's description of the game of ``spec`` (JSON text), made once per spec."""
+        g = _games.get(spec)
+        if g is None:
+            with _games_lock:
+                g = _games.get(spec)
+                if g is None:
+                    g = _games[spec] = _GoGame(spec)
+        return g
+
+    def _err() -> tuple[Any, int]:
+        return _scratch()["err"], _capi.ERRCAP
 
     class _Handle:
         """A Go state handle with the status cached after each change.
@@ -313,72 +366,78 @@ if _pyspiel is not None:
         Clone (deepcopy of ``__dict__``) clones it in Go and pyspiel's
         Serialize (pickle of ``__dict__``) writes the engine's serialization.
 
-        Chance outcomes (the deal) are kept here until the deal is complete
-        or the engine is asked something (:meth:`sync`), then sent in one
-        call: a deal is 15 x players chance nodes, and one call instead of
-        one per card is most of the speed of a random simulation.
+        A run of chance outcomes (the engine's ChanceRun: chance nodes in a
+        row that each draw one of the same equally likely outcomes without
+        replacement, as a deal does) is kept here until the run ends or the
+        engine is asked something (:meth:`sync`), then sent in one call: a
+        deal of the card game is 15 x players chance nodes, and one call
+        instead of one per card is most of the speed of a random simulation.
         """
 
-        __slots__ = ("lib", "h", "params", "cur", "term", "legal", "pending")
+        __slots__ = ("lib", "h", "g", "cur", "term", "legal", "run", "pending")
 
-        def __init__(self, lib: Any, h: int, params: tuple[int, int, int]) -> None:
-            self.lib, self.h, self.params = lib, h, params
+        def __init__(self, g: _GoGame, h: int) -> None:
+            self.lib, self.h, self.g = g.lib, h, g
             self.pending: list[int] = []
-            st = _scratch()
-            if self.lib.dg_state_status(self.h, st["status"], _STATUS_BYTES) < 0:
+            buf = g.status()
+            if self.lib.dg_state_status(self.h, buf, _ctypes.sizeof(buf)) < 0:
                 raise ValueError(f"libdgenv: state handle {self.h} unknown")
-            self._take(st["status"])
+            self._take(buf)
 
         def _take(self, buf: Any) -> None:
-            self.cur, self.term = buf[0], buf[1] == 1
-            self.legal = buf[3 : 3 + buf[2]]  # a list (a ctypes slice), owned by this handle
+            self.cur, self.term, self.run = buf[0], buf[1] == 1, buf[3]
+            self.legal = buf[_HEAD : _HEAD + buf[2]]  # a list (a ctypes slice), owned by this handle
 
         def apply(self, action: int) -> None:
-            if self.cur == -1:  # a chance node: the engine reported the undealt cards
+            if self.run > 0:  # a run of chance outcomes: the engine reported them
                 try:
                     self.legal.remove(action)  # the handle's own list (clones copy it)
                 except ValueError:
-                    raise _pyspiel.SpielError(f"illegal chance outcome {action}: not an undealt card of this deal") from None
+                    raise _pyspiel.SpielError(f"illegal chance outcome {action}: not an outcome of this chance node") from None
                 self.pending.append(action)
-                if not self.legal:
-                    self.sync()  # the deal is complete: the engine takes over
+                self.run -= 1
+                if self.run == 0:
+                    self.sync()  # the run is over: the engine takes over
                 return
-            st = getattr(_tls, "s", None) or _scratch()
-            buf = st["status"]
-            if self.lib.dg_state_apply(self.h, action, buf, _STATUS_BYTES, st["err"], _capi.ERRCAP) < 0:
-                _capi.raise_error(st["err"])
+            if self.pending or self.h == 0:
+                self.sync()
+            buf = self.g.status()
+            err = _scratch()["err"]
+            if self.lib.dg_state_apply(self.h, action, buf, _ctypes.sizeof(buf), err, _capi.ERRCAP) < 0:
+                _capi.raise_error(err)
             self._take(buf)
 
         @classmethod
-        def initial(cls, lib: Any, params: tuple[int, int, int], deck: tuple[int, ...]) -> "_Handle":
+        def initial(cls, g: _GoGame) -> "_Handle":
             """A game's first node, made in the engine only when first needed.
 
             pyspiel's Clone starts from a new initial state and then replaces
             its attributes: a lazy one costs nothing there.
             """
             c = cls.__new__(cls)
-            c.lib, c.h, c.params, c.cur, c.term, c.legal, c.pending = lib, 0, params, -1, False, list(deck), []
+            c.lib, c.h, c.g, c.pending = g.lib, 0, g, []
+            c.cur, c.term, legal, c.run = g.first
+            c.legal = list(legal)
             return c
 
         def sync(self) -> int:
             """Send the pending chance outcomes to the engine; returns the handle."""
+            g = self.g
             if self.h == 0:
-                st = _scratch()
-                self.h = _capi.check(self.lib.dg_state_new(*self.params, st["err"], _capi.ERRCAP), st["err"])
+                self.h = _capi.check(self.lib.dg_state_new(g.raw, len(g.raw), *_err()), _scratch()["err"])
             if self.pending:
-                st = _scratch()
                 n = len(self.pending)
                 arr = (_ctypes.c_int32 * n)(*self.pending)
                 self.pending = []
-                buf = st["status"]
-                if self.lib.dg_state_apply_many(self.h, arr, 4 * n, buf, _STATUS_BYTES, st["err"], _capi.ERRCAP) < 0:
-                    _capi.raise_error(st["err"])
+                buf, err = g.status(), _scratch()["err"]
+                if self.lib.dg_state_apply_many(self.h, arr, 4 * n, buf, _ctypes.sizeof(buf), err, _capi.ERRCAP) < 0:
+                    _capi.raise_error(err)
                 self._take(buf)
             return self.h
 
         def __deepcopy__(self, memo: Any) -> "_Handle":
             c = _Handle.__new__(_Handle)
-            c.lib, c.params, c.cur, c.term, c.legal = self.lib, self.params, self.cur, self.term, self.legal[:]
+            c.lib, c.g, c.cur, c.term, c.run, c.legal = self.lib, self.g, self.cur, self.term, self.run, self.legal[:]
             c.pending = self.pending[:]
             c.h = self.lib.dg_state_clone(self.h) if self.h else 0
             return c
@@ -387,7 +446,7 @@ if _pyspiel is not None:
             return _go_string(self.lib.dg_state_serialize, self.sync())
 
         def __reduce__(self) -> Any:
-            return (_handle_from_text, (self.params, self.text()))
+            return (_handle_from_text, (self.g.spec, self.text()))
 
         def __del__(self) -> None:
             try:
@@ -396,12 +455,12 @@ if _pyspiel is not None:
             except Exception:
                 pass
 
-    def _handle_from_text(params: tuple[int, int, int], text: str) -> _Handle:
-        lib = _capi.lib()
+    def _handle_from_text(spec: str, text: str) -> _Handle:
+        g = _go_game(spec)
         raw = text.encode()
         err = _scratch()["err"]
-        h = _capi.check(lib.dg_state_deserialize(*params, raw, len(raw), err, _capi.ERRCAP), err)
-        return _Handle(lib, h, params)
+        h = _capi.check(g.lib.dg_state_deserialize(g.raw, len(g.raw), raw, len(raw), err, _capi.ERRCAP), err)
+        return _Handle(g, h)
 
     def _go_string(f: Any, *args: Any) -> str:
         st = _scratch()
@@ -414,73 +473,74 @@ if _pyspiel is not None:
             n = f(*args, buf, len(buf))
         return _ctypes.string_at(buf, n).decode()  # not buf.raw[:n]: .raw copies the whole 64 KiB first
 
-    def _game_type(terminal: bool = False) -> Any:
+    def _game_type(short_name: str, long_name: str, players: tuple[int, int], params: dict[str, Any],
+                   terminal: bool = False) -> Any:
         return _pyspiel.GameType(
-            short_name=GAME_NAME,
-            long_name="David & Goliath (dgenv's Go engine)",
+            short_name=short_name,
+            long_name=long_name,
             dynamics=_pyspiel.GameType.Dynamics.SEQUENTIAL,
             chance_mode=_pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
             information=_pyspiel.GameType.Information.IMPERFECT_INFORMATION,
             utility=_pyspiel.GameType.Utility.GENERAL_SUM,
             reward_model=_pyspiel.GameType.RewardModel.TERMINAL if terminal else _pyspiel.GameType.RewardModel.REWARDS,
-            max_num_players=6,
-            min_num_players=3,
+            max_num_players=players[1],
+            min_num_players=players[0],
             provides_information_state_string=True,
             provides_information_state_tensor=True,
             provides_observation_string=True,
             provides_observation_tensor=True,
             provides_factored_observation_string=False,
-            parameter_specification={"players": 4, "deals": 0, "first_dealer": 0, "terminal_rewards": False},
+            parameter_specification={**params, "terminal_rewards": False},
         )
 
-    _GAME_TYPE = _game_type()
-    # With terminal_rewards=True (what OpenSpiel's MCTSBot requires) every
-    # reward comes at the end: returns are 0 until then, then the totals.
-    _GAME_TYPE_TERMINAL = _game_type(terminal=True)
+    class ChanceGame(_pyspiel.Game):
+        """A pyspiel game played by the Go engine: any engine game with explicit chance states.
 
-    class DavidGoliathGame(_pyspiel.Game):
-        """The pyspiel game ``python_david_goliath`` (see the module doc)."""
+        Made by :func:`register_game` (a subclass per engine game, registered
+        with pyspiel); ``python_david_goliath`` is one. Parameters are the
+        engine game's (sent to the engine when they differ from their
+        defaults) and ``terminal_rewards`` (every reward at the end, as
+        OpenSpiel's MCTSBot wants).
+        """
+
+        _go_name = ""
+        _go_params: dict[str, int] = {}
+        _types: tuple[Any, Any] = (None, None)  # the GameType of each reward model
 
         def __init__(self, params: Optional[dict[str, Any]] = None) -> None:
             params = dict(params or {})
-            players = int(params.get("players", 4))
-            deals = int(params.get("deals", 0)) or players
-            first = int(params.get("first_dealer", 0))
             self._terminal_rewards = bool(params.get("terminal_rewards", False))
-            if not 3 <= players <= 6:
-                raise ValueError(f"players = {players}: must be 3..6")
-            if not 1 <= deals <= 90:
-                raise ValueError(f"deals = {deals}: must be 1..90 (0 means as many as players)")
-            if not 0 <= first < players:
-                raise ValueError(f"first_dealer = {first}: must be 0..{players - 1}")
-            self._lib = _capi.lib()
-            sizes = (_ctypes.c_int64 * 4)()
-            if self._lib.dg_state_sizes(players, deals, sizes, _ctypes.sizeof(sizes)) < 0:
-                raise ValueError(f"players = {players}, deals = {deals}: not a valid game")
-            self._params = (players, deals, first)
-            self._sizes = (int(sizes[0]), int(sizes[1]))
-            first_node = _Handle(self._lib, _capi.check(self._lib.dg_state_new(*self._params, _scratch()["err"], _capi.ERRCAP), _scratch()["err"]), self._params)
-            self._deck = tuple(first_node.legal)  # the chance outcomes of the first node: the deck
-            self._length = deals * 15 * players  # decisions; as many chance nodes
-            info = _pyspiel.GameInfo(
-                num_distinct_actions=90,
-                max_chance_outcomes=90,
-                num_players=players,
-                min_utility=0.0,
-                max_utility=float(sizes[3]),
+            spec: dict[str, Any] = {"name": self._go_name}
+            values: dict[str, Any] = {}
+            for k, default in self._go_params.items():
+                v = int(params.get(k, default))
+                values[k] = v
+                if v != default:
+                    spec[k] = v
+            try:
+                self._go = _go_game(_json.dumps(spec, sort_keys=True))
+            except _DgenvError as e:  # the engine names the parameter
+                raise ValueError(f"{self._types[0].short_name}: {e}") from None
+            self._lib = self._go.lib
+            info = self._go.info
+            self._sizes = self._go.sizes
+            self._length = int(info["max_game_length"])
+            self._chance_nodes = int(info["max_chance_nodes"])
+            game_info = _pyspiel.GameInfo(
+                num_distinct_actions=int(info["num_distinct_actions"]),
+                max_chance_outcomes=int(info["max_chance_outcomes"]),
+                num_players=self._go.players,
+                min_utility=float(info["min_utility"]),
+                max_utility=float(info["max_utility"]),
                 utility_sum=None,
                 max_game_length=self._length,
             )
-            super().__init__(
-                _GAME_TYPE_TERMINAL if self._terminal_rewards else _GAME_TYPE,
-                info,
-                {"players": players, "deals": int(params.get("deals", 0)), "first_dealer": first,
-                 "terminal_rewards": self._terminal_rewards},
-            )
+            super().__init__(self._types[1 if self._terminal_rewards else 0], game_info,
+                             {**values, "terminal_rewards": self._terminal_rewards})
 
-        def deserialize_state(self, text: str) -> "DavidGoliathState":
+        def deserialize_state(self, text: str) -> "ChanceState":
             """The state ``state.serialize()`` wrote: the engine parses the text and
-            replays every deal, refusing anything else (a damaged text, another
+            replays it, refusing anything else (a damaged text, another
             game's, OpenSpiel's pickled ``__dict__`` form) with a ``SpielError``.
 
             Nothing in the text is unpickled or evaluated. (OpenSpiel's own
@@ -490,26 +550,27 @@ if _pyspiel is not None:
             """
             if not isinstance(text, str):
                 raise TypeError(f"deserialize_state: want the str state.serialize() wrote, got {type(text).__name__}")
-            if not text.startswith(_SERIAL_HEADER):
+            name = self.get_type().short_name
+            if any(line.startswith("__dict__=") for line in text.splitlines()):
                 raise _pyspiel.SpielError(
-                    f"{GAME_NAME}: not a serialized state of this game (want the text state.serialize() writes, "
-                    f"starting {_SERIAL_HEADER!r}; OpenSpiel's pickled form is refused: unpickling can run code)"
+                    f"{name}: not a serialized state of this game (want the text state.serialize() writes; "
+                    "OpenSpiel's pickled form is refused: unpickling can run code)"
                 )
             try:
-                handle = _handle_from_text(self._params, text)
+                handle = _handle_from_text(self._go.spec, text)
             except Exception as e:  # the engine's message names what is wrong
-                raise _pyspiel.SpielError(f"{GAME_NAME}: bad serialized state: {e}") from None
+                raise _pyspiel.SpielError(f"{name}: bad serialized state: {e}") from None
             return _adopt_state(self, handle)
 
-        def new_initial_state(self, *args: Any) -> "DavidGoliathState":
-            """The start of a game: a chance node dealing the first card."""
+        def new_initial_state(self, *args: Any) -> "ChanceState":
+            """The start of a game (a chance node when the game starts with chance)."""
             if args:
-                raise ValueError("python_david_goliath: new_initial_state takes no string or json")
-            return DavidGoliathState(self)
+                raise ValueError(f"{self.get_type().short_name}: new_initial_state takes no string or json")
+            return ChanceState(self)
 
         def max_chance_nodes_in_history(self) -> int:
-            """Every card of every deal is dealt by a chance node."""
-            return self._length
+            """The engine's bound on a game's chance nodes."""
+            return self._chance_nodes
 
         def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
             """The observer of OpenSpiel's observation API (perfect recall: the information state)."""
@@ -518,13 +579,45 @@ if _pyspiel is not None:
             if iig_obs_type is None:
                 iig_obs_type = _pyspiel.IIGObservationType(perfect_recall=False)
             if not iig_obs_type.public_info or iig_obs_type.private_info != _pyspiel.PrivateInfoType.SINGLE_PLAYER:
-                raise ValueError("python_david_goliath observes for one player (public + own private information) only")
+                raise ValueError(f"{self.get_type().short_name} observes for one player (public + own private information) only")
             return _Observer(self, 1 if iig_obs_type.perfect_recall else 0)
+
+    def register_game(go_name: str, short_name: Optional[str] = None, *, params: Optional[dict[str, int]] = None,
+                      players: Optional[tuple[int, int]] = None, long_name: Optional[str] = None) -> type:
+        """Register the engine game ``go_name`` with pyspiel (as ``short_name``, default ``python_<go_name>``).
+
+        Any engine game with explicit chance states (Go's ``env.ChanceGame``)
+        becomes a pyspiel game this way. ``params`` (the parameters and their
+        defaults), ``players`` (the fewest and most seats) and ``long_name``
+        are asked of the engine when not given (loading it). Returns the game
+        class; registering a name twice returns the class of the first time.
+
+        Raises:
+            DgenvError: the engine has no such game, or no explicit chance states for it.
+        """
+        short_name = short_name or f"python_{go_name}"
+        if short_name in _registered:
+            return _registered[short_name]
+        if params is None or players is None or long_name is None:
+            info = _go_game(_json.dumps({"name": go_name})).info
+            params = dict(info["params"]) if params is None else params
+            players = (min(info["players"]), max(info["players"])) if players is None else players
+            long_name = f"{info['doc']} (dgenv's Go engine)" if long_name is None else long_name
+        types = (_game_type(short_name, long_name, players, params),
+                 _game_type(short_name, long_name, players, params, terminal=True))
+        cls = type(f"ChanceGame_{go_name}", (ChanceGame,), {"_go_name": go_name, "_go_params": dict(params), "_types": types,
+                                                           "__doc__": f"The pyspiel game {short_name}: the engine's {go_name}."})
+        if short_name not in _pyspiel.registered_names():
+            _pyspiel.register_game(types[0], cls)
+        _registered[short_name] = cls
+        return cls
+
+    _registered: dict[str, type] = {}
 
     class _Observer:
         """OpenSpiel's PyObserver: ``tensor`` (float32), ``dict`` and ``string_from``."""
 
-        def __init__(self, game: DavidGoliathGame, kind: int) -> None:
+        def __init__(self, game: ChanceGame, kind: int) -> None:
             self.kind = kind
             self.size = game._sizes[kind]
             self.tensor = np.zeros(self.size, np.float32)
@@ -533,19 +626,19 @@ if _pyspiel is not None:
             self._nbytes = self.tensor.nbytes
             self._lib = game._lib
 
-        def set_from(self, state: "DavidGoliathState", player: int) -> None:
+        def set_from(self, state: "ChanceState", player: int) -> None:
             if self._lib.dg_state_tensor(state._s.sync(), player, self.kind, self._ptr, self._nbytes) < 0:
                 raise ValueError(f"player {player}: not a seat of this game")
 
-        def string_from(self, state: "DavidGoliathState", player: int) -> str:
+        def string_from(self, state: "ChanceState", player: int) -> str:
             return _go_string(self._lib.dg_state_string, state._s.sync(), player, self.kind)
 
-    class DavidGoliathState(_pyspiel.State):
-        """A state of ``python_david_goliath``: a handle on the Go engine's state."""
+    class ChanceState(_pyspiel.State):
+        """A state of a :class:`ChanceGame`: a handle on the Go engine's state."""
 
-        def __init__(self, game: DavidGoliathGame, handle: Optional[_Handle] = None) -> None:
+        def __init__(self, game: ChanceGame, handle: Optional[_Handle] = None) -> None:
             super().__init__(game)
-            self._s = handle or _Handle.initial(game._lib, game._params, game._deck)
+            self._s = handle or _Handle.initial(game._go)
             self._tr = game._terminal_rewards
 
         def current_player(self) -> int:
@@ -574,7 +667,7 @@ if _pyspiel is not None:
             return self._s.cur >= 0
 
         def information_state_tensor(self, player: Optional[int] = None) -> list[float]:
-            """What ``player`` (default: the one to act) knows: the observation and this deal's plays."""
+            """What ``player`` (default: the one to act) knows: everything it has seen."""
             return self._tensor(player, 1)
 
         def observation_tensor(self, player: Optional[int] = None) -> list[float]:
@@ -586,18 +679,18 @@ if _pyspiel is not None:
             p = s.cur if player is None else player
             buf = _scratch()["tensor"][kind]
             if buf is None:
-                size = self.get_game()._sizes[kind]
+                size = s.g.sizes[kind]
                 buf = _scratch()["tensor"][kind] = np.empty(size, np.float32)
             n = s.lib.dg_state_tensor(s.sync(), p, kind, buf.ctypes.data, buf.nbytes)
             if n < 0:
-                if buf.size < self.get_game()._sizes[kind]:  # another game's size: grow
+                if buf.size < s.g.sizes[kind]:  # another game's size: grow
                     _scratch()["tensor"][kind] = None
                     return self._tensor(player, kind)
                 raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
             return buf[:n].tolist()
 
         def information_state_string(self, player: Optional[int] = None) -> str:
-            """Everything ``player`` (default: the one to act) has seen: its cards as dealt and every play."""
+            """Everything ``player`` (default: the one to act) has seen, in words."""
             return self._string(player, 1)
 
         def observation_string(self, player: Optional[int] = None) -> str:
@@ -607,41 +700,48 @@ if _pyspiel is not None:
         def _string(self, player: Optional[int], kind: int) -> str:
             s = self._s
             p = s.cur if player is None else player
-            if not 0 <= p < s.params[0]:
+            if not 0 <= p < s.g.players:
                 raise _pyspiel.SpielError(f"player {p}: not a seat of this game")
             return _go_string(s.lib.dg_state_string, s.sync(), p, kind)
 
         def chance_outcomes(self) -> list[tuple[int, float]]:
-            """The cards not dealt yet, each with the same probability."""
-            legal = self._s.legal
-            if self._s.cur != -1:
+            """The chance outcomes and their probabilities (none at a player node)."""
+            s = self._s
+            if s.cur != -1:
                 return []
-            # The (card, probability) pairs are made once per deck size.
-            return list(map(_OUTCOMES[len(legal)].__getitem__, legal))
+            legal = s.legal
+            if s.run > 0:  # equally likely: the (action, probability) pairs are made once per count
+                g, n = s.g, len(legal)
+                return list(map((g.uni[n] or g.uniform(n)).__getitem__, legal))
+            h = s.sync()
+            probs = (_ctypes.c_double * max(len(s.legal), 1))()
+            n = s.lib.dg_state_chance_outcomes(h, probs, _ctypes.sizeof(probs))
+            if n != len(s.legal):
+                raise ValueError("libdgenv: the chance outcomes changed while they were read")
+            return list(zip(s.legal, probs[:n]))
 
         def _apply_action(self, action: int) -> None:
             self._s.apply(action)
 
         def _action_to_string(self, player: int, action: int) -> str:
-            name = _CARD_NAMES[action] if 0 <= action < 90 else f"action {action}"
-            return f"deal {name}" if player == -1 else name
+            return _go_string(self._s.lib.dg_state_action_string, self._s.sync(), player, action)
 
         def is_terminal(self) -> bool:
             return self._s.term
 
         def returns(self) -> list[float]:
-            """Each seat's points so far (the totals of the finished deals).
+            """Each seat's return so far.
 
-            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            With ``terminal_rewards=True``: 0 until the game ends, then the returns.
             """
             if self._s.term or not self._terminal():
                 return self._values(0)
             return [0.0] * self.num_players()
 
         def rewards(self) -> list[float]:
-            """The points scored since the last player's action: a deal's points when it ends, else 0.
+            """The rewards since the last player's action.
 
-            With ``terminal_rewards=True``: 0 until the game ends, then the totals.
+            With ``terminal_rewards=True``: 0 until the game ends, then the returns.
             """
             if not self._terminal():
                 return self._values(1)
@@ -651,7 +751,10 @@ if _pyspiel is not None:
             return self._tr
 
         def _values(self, which: int) -> list[float]:
-            buf = _scratch()["f64"]
+            st = _scratch()
+            buf = st["f64"]
+            if len(buf) < self._s.g.players:
+                buf = st["f64"] = (_ctypes.c_double * self._s.g.players)()
             n = self._s.lib.dg_state_returns(self._s.sync(), which, buf, _ctypes.sizeof(buf))
             if n < 0:
                 raise ValueError("libdgenv: bad state handle")
@@ -660,29 +763,30 @@ if _pyspiel is not None:
         def __str__(self) -> str:
             return _go_string(self._s.lib.dg_state_string, self._s.sync(), 0, 2)
 
-        def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> "DavidGoliathState":
+        def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> "ChanceState":
             """A state ``player_id`` cannot tell from this one, drawn with ``probability_sampler``.
 
-            The cards the player has not seen are dealt anew, consistently with
-            its own cards, every card played and every colour a seat has shown
-            to be out of. The new state's history is that of the resampled
-            world (its own chance outcomes for the deal in progress).
+            What the player has not seen is drawn anew (in the card game: the
+            cards it has not seen, consistently with its own cards, every card
+            played and every colour a seat has shown to be out of). The new
+            state's history is that of the resampled world.
             """
             seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
-            lib, err = self._s.lib, _scratch()["err"]
-            h = _capi.check(lib.dg_state_resample(self._s.sync(), int(player_id), seed, err, _capi.ERRCAP), err)
-            return _adopt_state(self.get_game(), _Handle(lib, h, self._s.params))
+            s = self._s
+            lib, err = s.lib, _scratch()["err"]
+            h = _capi.check(lib.dg_state_resample(s.sync(), int(player_id), seed, err, _capi.ERRCAP), err)
+            return _adopt_state(self.get_game(), _Handle(s.g, h))
 
         def serialize(self) -> str:
-            """The engine's text of this state (the parameters, the dealing RNG, every deal's hands and plays).
+            """The engine's text of this state (the card game's: the parameters and every action).
 
             ``game.deserialize_state`` reads it back. (OpenSpiel's C++
             ``Serialize``, used by ``pickle`` and ``pyspiel.serialize_game_and_state``,
-            wraps the same text in a pickle; see :meth:`DavidGoliathGame.deserialize_state`.)
+            wraps the same text in a pickle; see :meth:`ChanceGame.deserialize_state`.)
             """
             return self._s.text()
 
-    def _adopt_state(game: "DavidGoliathGame", handle: _Handle) -> "DavidGoliathState":
+    def _adopt_state(game: ChanceGame, handle: _Handle) -> ChanceState:
         """A pyspiel state around ``handle``, with pyspiel's history set from the engine's.
 
         pyspiel keeps its own history and move number, which only its C++
@@ -698,7 +802,7 @@ if _pyspiel is not None:
         token = _adoption(handle)
         hist = ",".join(f"{pairs[2 * i]}:{pairs[2 * i + 1]}" for i in range(n))
         attrs = _base64.b64encode(_pickle.dumps({"_s": token, "_tr": game._terminal_rewards})).decode()
-        state: DavidGoliathState = _pyspiel.Game.deserialize_state(game, f"history={hist}\nmove_number={n}\n__dict__={attrs}")
+        state: ChanceState = _pyspiel.Game.deserialize_state(game, f"history={hist}\nmove_number={n}\n__dict__={attrs}")
         return state
 
     _adopting: dict[int, _Handle] = {}
@@ -729,7 +833,7 @@ if _pyspiel is not None:
     class RolloutEvaluator(_mcts.Evaluator):
         """OpenSpiel's ``RandomRolloutEvaluator``, with the rollouts played by the engine in one call.
 
-        For ``MCTSBot`` and ``ISMCTSBot`` on ``python_david_goliath``: each
+        For ``MCTSBot`` and ``ISMCTSBot`` on a :class:`ChanceGame`: each
         evaluation plays ``n_rollouts`` uniformly random games to the end
         (chance outcomes included) and returns the mean returns; the prior
         is uniform over the legal actions (the chance probabilities at
@@ -742,7 +846,7 @@ if _pyspiel is not None:
 
         def evaluate(self, state: Any) -> np.ndarray:
             s = state._s
-            out = np.empty(s.params[0], np.float64)
+            out = np.empty(s.g.players, np.float64)
             seed = int(self._rs.randint(0, 2**62))
             if s.lib.dg_state_rollout(s.sync(), self.n_rollouts, seed, out.ctypes.data, out.nbytes) < 0:
                 raise ValueError("rollout: bad state")
@@ -755,7 +859,7 @@ if _pyspiel is not None:
             return [(a, 1.0 / len(legal)) for a in legal]
 
     _ISMCTS_REFUSAL = (
-        f"pyspiel.ISMCTSBot (OpenSpiel's C++ ISMCTS) cannot search {GAME_NAME}, nor any Python game: its "
+        "pyspiel.ISMCTSBot (OpenSpiel's C++ ISMCTS) cannot search a game of dgenv's engine, nor any Python game: its "
         "step releases Python's GIL and then calls the game's Python observer without it (a segfault inside "
         "OpenSpiel's pybind11 binding), and pyspiel does not forward C++ ResampleFromInfostate to Python games. "
         "Use OpenSpiel's Python ISMCTS: open_spiel.python.algorithms.ismcts.ISMCTSBot(game, "
@@ -769,7 +873,7 @@ if _pyspiel is not None:
             return
 
         def guarded(self: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(state, DavidGoliathState):
+            if isinstance(state, ChanceState):
                 raise _pyspiel.SpielError(_ISMCTS_REFUSAL)
             return orig(self, state, *args, **kwargs)
 
@@ -784,7 +888,7 @@ if _pyspiel is not None:
             return
 
         def evaluate_bots(state: Any, bots: Any, seed: int) -> Any:
-            if isinstance(state, DavidGoliathState) and any(isinstance(b, _pyspiel.ISMCTSBot) for b in bots):
+            if isinstance(state, ChanceState) and any(isinstance(b, _pyspiel.ISMCTSBot) for b in bots):
                 raise _pyspiel.SpielError(_ISMCTS_REFUSAL)
             return orig(state, bots, seed)
 
@@ -798,6 +902,9 @@ if _pyspiel is not None:
         _refuse_ismcts(_name)
     _refuse_evaluate_bots()
 
-    if GAME_NAME not in _pyspiel.registered_names():
-        _pyspiel.register_game(_GAME_TYPE, DavidGoliathGame)
-    __all__ += ["DavidGoliathGame", "DavidGoliathState", "RolloutEvaluator"]
+    # The card game, registered at import with its documented parameters
+    # (the engine is loaded only when a game is made).
+    DavidGoliathGame = register_game(_CARD_GO_NAME, GAME_NAME, params=_CARD_PARAMS, players=_CARD_PLAYERS,
+                                     long_name=_CARD_LONG_NAME)
+    DavidGoliathState = ChanceState
+    __all__ += ["ChanceGame", "ChanceState", "register_game", "DavidGoliathGame", "DavidGoliathState", "RolloutEvaluator"]
