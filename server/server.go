@@ -152,10 +152,10 @@ func (s *Server) routes() http.Handler {
 	api.POST("/v1/policies/:name/act", s.act)
 	s.mountWeb(r) // the browser app at "/" (web.go), unless web.enabled is false
 	r.NoMethod(func(c *gin.Context) {
-		s.fail(c, formatOf(c.Request), Errorf(CodeMethodNotAllowed, "method %s not allowed on %s (Allow: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeMethodNotAllowed, "method %s not allowed on %s (Allow: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
 	})
 	r.NoRoute(func(c *gin.Context) {
-		s.fail(c, formatOf(c.Request), Errorf(CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	return r
 }
@@ -263,7 +263,7 @@ func (s *Server) recovery(c *gin.Context) {
 			}
 			s.log.Error("panic serving request", "path", c.Request.URL.Path, "panic", p, "stack", string(debug.Stack()))
 			if !c.Writer.Written() {
-				s.fail(c, formatOf(c.Request), Errorf(CodeInternal, "internal error"))
+				s.fail(c, formatOf(c.Request), env.Errorf(env.CodeInternal, "internal error"))
 			}
 			c.Abort()
 		}
@@ -284,7 +284,7 @@ func (s *Server) auth(c *gin.Context) {
 		// it, however slowly it comes, to reuse the connection).
 		c.Header("Connection", "close")
 		dropBody(c.Request)
-		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}
 }
@@ -307,12 +307,12 @@ func formatOf(r *http.Request) format {
 
 // Answers.
 
-func (s *Server) fail(c *gin.Context, f format, e *Error) {
+func (s *Server) fail(c *gin.Context, f format, e *env.Error) {
 	s.m.errors.WithLabelValues(string(e.Code)).Inc()
 	if e.RetryAfter > 0 {
 		c.Header("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	s.respond(c, Status(e.Code), f, e.wire())
+	s.respond(c, Status(e.Code), f, wireError(e))
 }
 
 func (s *Server) respond(c *gin.Context, status int, f format, v any) {

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -67,11 +68,11 @@ func putBytes(buf *C.char, capacity C.int64_t, b []byte) C.int64_t {
 }
 
 // fail writes e into the error buffer (cut to fit) and returns -1.
-func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
-	b, _ := json.Marshal(e)
+func fail(errbuf *C.char, errcap C.int64_t, e *env.Error) C.int64_t {
+	b, _ := json.Marshal(wire.ErrorOf(e))
 	dst := bytesAt(unsafe.Pointer(errbuf), int64(errcap))
 	if len(b) > len(dst) {
-		short, _ := json.Marshal(&apiError{Code: e.Code, Message: e.Message[:min(len(e.Message), max(0, len(dst)-64))]})
+		short, _ := json.Marshal(wire.Error{Code: string(e.Code), Message: e.Message[:min(len(e.Message), max(0, len(dst)-64))]})
 		b = short
 	}
 	if len(b) <= len(dst) {
@@ -84,7 +85,7 @@ func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
 }
 
 // result is 0, or fail's -1 for e.
-func result(e *apiError, errbuf *C.char, errcap C.int64_t) C.int64_t {
+func result(e *env.Error, errbuf *C.char, errcap C.int64_t) C.int64_t {
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
@@ -175,7 +176,7 @@ func dg_policy_act(name *C.char, nameLen C.int64_t, obsU8 unsafe.Pointer, obsLen
 	m, e2 := view[uint8]("mask", mask, int64(maskLen))
 	a, e3 := view[int32]("actions", actions, int64(actionsLen))
 	var lg []float32
-	var e4 *apiError
+	var e4 *env.Error
 	if logits != nil {
 		lg, e4 = view[float32]("logits", logits, int64(logitsLen))
 	}
@@ -254,7 +255,7 @@ func spielParams(players, deals, firstDealer C.int64_t) card.Params {
 func dg_state_new(players, deals, firstDealer C.int64_t, errbuf *C.char, errcap C.int64_t) C.int64_t {
 	st, err := newSpielState(spielParams(players, deals, firstDealer))
 	if err != nil {
-		return fail(errbuf, errcap, badRequest("", "%v", err))
+		return fail(errbuf, errcap, env.FieldError("", "%v", err))
 	}
 	return C.int64_t(newHandle(st))
 }
@@ -280,8 +281,8 @@ func lockState(h C.int64_t) (*spielState, func()) {
 	return st, st.mu.Unlock
 }
 
-func stateNotFound(h C.int64_t) *apiError {
-	return &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)}
+func stateNotFound(h C.int64_t) *env.Error {
+	return &env.Error{Code: env.CodeNotFound, Message: fmt.Sprintf("state handle %d: unknown", h)}
 }
 
 //export dg_state_clone
@@ -310,7 +311,7 @@ func dg_state_apply(h C.int64_t, action C.int64_t, status unsafe.Pointer, status
 	}
 	defer unlock()
 	if err := st.apply(int(action)); err != nil {
-		e := &apiError{Code: "illegal_action", Message: err.Error()}
+		e := &env.Error{Code: env.CodeIllegalAction, Message: err.Error()}
 		var ia *card.IllegalActionError
 		if errors.As(err, &ia) {
 			legal := ia.Legal
@@ -437,7 +438,7 @@ func dg_state_deserialize(players, deals, firstDealer C.int64_t, txt *C.char, n 
 	}
 	st, err := deserializeSpiel(spielParams(players, deals, firstDealer), s)
 	if err != nil {
-		return fail(errbuf, errcap, badRequest("", "%v", err))
+		return fail(errbuf, errcap, env.FieldError("", "%v", err))
 	}
 	return C.int64_t(newHandle(st))
 }
@@ -450,12 +451,12 @@ func dg_state_resample(h, player C.int64_t, seed C.uint64_t, errbuf *C.char, err
 	}
 	if player < 0 || int(player) >= st.players() {
 		unlock()
-		return fail(errbuf, errcap, badRequest("player", "player %d: must be 0..%d", player, st.players()-1))
+		return fail(errbuf, errcap, env.FieldError("player", "player %d: must be 0..%d", player, st.players()-1))
 	}
 	r, err := st.resample(int(player), uint64(seed))
 	unlock()
 	if err != nil {
-		return fail(errbuf, errcap, &apiError{Code: "internal", Message: err.Error()})
+		return fail(errbuf, errcap, &env.Error{Code: env.CodeInternal, Message: err.Error()})
 	}
 	return C.int64_t(newHandle(r))
 }
@@ -499,7 +500,7 @@ func dg_state_apply_many(h C.int64_t, actions unsafe.Pointer, actionsLen C.int64
 	defer unlock()
 	for _, a := range acts {
 		if err := st.apply(int(a)); err != nil {
-			return fail(errbuf, errcap, &apiError{Code: "illegal_action", Message: err.Error()})
+			return fail(errbuf, errcap, &env.Error{Code: env.CodeIllegalAction, Message: err.Error()})
 		}
 	}
 	st.writeStatus(out)

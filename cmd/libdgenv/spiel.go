@@ -552,10 +552,10 @@ func (st *spielState) rollout(n int, seed uint64, sum []float64) {
 const statusLen = 3 + card.NumActions
 
 // statusView is the caller's status buffer (int32 [statusLen]), or why not.
-func statusView(p unsafe.Pointer, nbytes int64) ([]int32, *apiError) {
+func statusView(p unsafe.Pointer, nbytes int64) ([]int32, *env.Error) {
 	s, e := view[int32]("status", p, nbytes)
 	if e == nil && len(s) < statusLen {
-		e = badRequest("status", "status: %d elements, want %d (int32: player, terminal, count, legal actions)", len(s), statusLen)
+		e = env.FieldError("status", "status: %d elements, want %d (int32: player, terminal, count, legal actions)", len(s), statusLen)
 	}
 	return s, e
 }

@@ -7,8 +7,9 @@ package wire
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -207,8 +208,8 @@ func NewSpec(g env.Game, v env.Vec, vc env.VecConfig, obsDtype string) Spec {
 
 // Packing modes of a session's answers.
 const (
-	PackingNone = "none"
-	PackingBits = "bits"
+	PackingNone = env.PackingNone
+	PackingBits = env.PackingBits
 )
 
 // PolicyInfo is one entry of GET /v1/policies (and of libdgenv's list).
@@ -292,23 +293,26 @@ func normalize(m map[string]any) GameSpec {
 	return out
 }
 
-// Blame names the request field an engine error is about, as the wire
-// names it ("game.<param>", a VecConfig field, "opponent"), and its
-// message; field is "" when no field is to blame. The one mapping of the
-// engine's typed errors, used by the server and cmd/libdgenv.
-func Blame(err error) (field, message string) {
-	var pe *env.ParamError
-	var ce *env.ConfigError
-	var ub *env.UnknownBotError
-	switch {
-	case errors.As(err, &pe):
-		return "game." + pe.Name, fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
-	case errors.As(err, &ce):
-		return ce.Field, err.Error()
-	case errors.As(err, &ub):
-		return "opponent", err.Error()
-	}
-	return "", err.Error()
+// Error is a coded error as the in-process library reports it:
+// {"code", "message", "details"} (the server sends the same fields as
+// {"error": {"code", "message", <details>}}).
+type Error struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// ErrorOf converts a coded error.
+func ErrorOf(e *env.Error) Error {
+	return Error{Code: string(e.Code), Message: e.Message, Details: e.Details}
+}
+
+// RandomSeed draws the seed of a session created without one (it is
+// reported in the spec, so the run can be repeated).
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // GameInfo is one entry of GET /v1/games (and libdgenv's dg_games).
