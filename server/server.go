@@ -33,7 +33,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -109,14 +108,14 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 }
 
 // checkDefaultOpponent checks at start-up that sessions.default_opponent
-// is a bot of the card game in this server's registry (built-in or of a
-// loaded policy), and that it can play the game's default table.
+// is a bot of the registry's default game (the card game; built-in or of a
+// loaded policy), and that it can play the game's default parameters.
 func (s *Server) checkDefaultOpponent() error {
 	name := s.cfg.Sessions.DefaultOpponent
 	if name == "" {
 		return nil
 	}
-	typ, err := s.games.Lookup(card.GameName)
+	typ, err := s.games.Lookup("")
 	if err != nil {
 		return fmt.Errorf("sessions.default_opponent = %q: %w", name, err)
 	}
