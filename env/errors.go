@@ -105,7 +105,7 @@ func FromEngine(err error) *Error {
 	case errors.As(err, &ce):
 		return ce
 	case errors.As(err, &pn):
-		e.Code, e.Message = CodeInternal, "internal error (a panic)"
+		e.Code, e.Message = CodeInternal, "internal error: "+err.Error()
 	case errors.As(err, &ia):
 		legal := ia.Legal
 		if legal == nil {

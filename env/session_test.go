@@ -168,7 +168,7 @@ func TestFromEngineMapsEachTypedError(t *testing.T) {
 		{&env.ConfigError{Field: "reward", Value: "x", Reason: "no"}, env.CodeBadRequest, "reward", "reward = x: no"},
 		{&env.UnknownBotError{Game: "nim", Name: "x"}, env.CodeBadRequest, "opponent", (&env.UnknownBotError{Game: "nim", Name: "x"}).Error()},
 		{&env.IllegalActionError{Env: 3, Player: 1, Action: 9, Legal: nil}, env.CodeIllegalAction, "", "env 3: illegal action 9 for seat 1 (legal: [])"},
-		{&env.PanicError{Value: "boom"}, env.CodeInternal, "", "internal error (a panic)"},
+		{&env.PanicError{Value: "boom"}, env.CodeInternal, "", "internal error: panic while stepping: boom"},
 		{fmt.Errorf("wrapped: %w", &env.ConfigError{Field: "num_envs", Value: 0, Reason: "no"}), env.CodeBadRequest, "num_envs", "wrapped: num_envs = 0: no"},
 		{errors.New("plain"), env.CodeBadRequest, "", "plain"},
 		{coded, env.CodeLimit, "", "full"},

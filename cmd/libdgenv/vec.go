@@ -159,6 +159,11 @@ func newVecEnv(body []byte) (*vecEnv, *env.Error) {
 	plan, e := env.PlanSession(reg, r, env.Caps{MemoryBudget: budget, MemoryBudgetName: "the whole memory_budget",
 		MemoryBudgetField: "memory_budget", Seed: wire.RandomSeed})
 	if e != nil {
+		if e.Code == env.CodeTooLarge { // as a limit error, it says what the live batches hold
+			reserved.Lock()
+			e.With("bytes_in_use", reserved.bytes)
+			reserved.Unlock()
+		}
 		return nil, e
 	}
 	cost := plan.Cost.Bytes
