@@ -19,6 +19,11 @@ const (
 	PackingBits = "bits"
 )
 
+// OneOpponentForm is the rule of a request with both opponent and
+// opponents, written once: the plan refuses such a request first, and
+// VecConfig.Check a config made without the plan.
+const OneOpponentForm = "give one bot for every other seat (opponent) or a bot per seat (opponents), not both"
+
 // SessionRequest is a request for a batch of envs, decoded by a front end
 // from its wire form (the server's POST /v1/sessions body, the in-process
 // library's config): every field as the caller gave it.
@@ -149,7 +154,7 @@ func PlanSession(reg *Registry, req SessionRequest, caps Caps) (*Plan, *Error) {
 		Reward: mode, Workers: req.Workers, Packed: packed}
 	if req.Opponents != nil {
 		if req.Opponent != "" {
-			return nil, FieldError("opponents", "opponent %q and opponents: give one bot for every other seat (opponent) or a bot per seat (opponents), not both", req.Opponent)
+			return nil, FieldError("opponents", "opponent %q and opponents: %s", req.Opponent, OneOpponentForm)
 		}
 		vc.Opponents = req.Opponents
 		if vc.Bots, err = reg.NewSeatBots(g, vc.Opponents); err != nil {
