@@ -105,3 +105,10 @@ func CostOf(n int, g Game, obsF32, packed bool) SessionCost {
 // StateSizer to add up: Go's size classes waste at most an eighth, with a
 // word of rounding.
 func HeapBytes(n int64) int64 { return n + n/8 + 16 }
+
+// SizeOf is the size of a T (unsafe.Sizeof), for a StateSizer whose
+// package keeps off unsafe.
+func SizeOf[T any]() int64 {
+	var t T
+	return int64(unsafe.Sizeof(t))
+}

@@ -188,6 +188,7 @@ func PlanSession(reg *Registry, req SessionRequest, caps Caps) (*Plan, *Error) {
 	if budget := caps.MemoryBudget; budget > 0 && plan.Cost.Bytes > budget {
 		e := Errorf(CodeTooLarge, "a session of these settings needs up to %s, more than %s (%s): use fewer envs or smaller game parameters, obs_dtype \"<u1\" or packing \"bits\"", MiB(plan.Cost.Bytes), caps.MemoryBudgetName, MiB(budget))
 		if caps.MemoryBudgetField != "" {
+			e.Message += ", or raise " + caps.MemoryBudgetField
 			e.With("field", caps.MemoryBudgetField)
 		}
 		return nil, e.With("limit", budget).With("bytes_needed", plan.Cost.Bytes)

@@ -16,11 +16,11 @@ import (
 
 // numpy dtype strings of the tensors on the wire (little-endian, C order).
 const (
-	dtypeU1 = "<u1"
+	dtypeU1 = env.ObsU1
 	dtypeI1 = "<i1"
 	dtypeI4 = "<i4"
 	dtypeI8 = "<i8"
-	dtypeF4 = "<f4"
+	dtypeF4 = env.ObsF4
 )
 
 // littleEndian is true on the machines the server is meant for. There the
