@@ -26,14 +26,21 @@ const heapMargin = 2
 // (worker goroutines' stacks, the spec, the encoder's prefixes), rounded up.
 const sessionOverhead = 256 << 10
 
-// genericStateBytes is what is counted for one State of a game without its
-// own kernel, besides its history.
+// genericStateBytes is what is counted for one State of a game that says
+// nothing of its size (no StateSizer), besides its history.
 const genericStateBytes = 2048
 
 // EnvSizer is implemented by a game with a batch kernel of its own (the
 // card game's): EnvBytes is what one env of it holds at worst besides the
 // engine's output buffers (its State, bot RNG and game records).
 type EnvSizer interface{ EnvBytes() int64 }
+
+// StateSizer is implemented by a game that knows what one of its States
+// holds at worst, its history included (the duel, the test game): the
+// engine's two States per env are counted with it. A game without it is
+// counted genericStateBytes plus 8 bytes per action of its longest game
+// a State.
+type StateSizer interface{ StateBytes() int64 }
 
 // CostOf works out the worst case of a batch of n envs of game g with
 // observations as bytes, as float32 (obsF32) or bit-packed. It is the one
@@ -51,8 +58,8 @@ type EnvSizer interface{ EnvBytes() int64 }
 // nothing that grows with the session.
 //
 // A game with a kernel of its own says what one env holds (EnvSizer).
-// A game with no kernel of its own (spiel's generic Vec) holds two States
-// per env; their size is not known here, so each is counted as
+// A game with no kernel of its own (the generic Vec) holds two States per
+// env: each counted as the game says (StateSizer), or else as
 // genericStateBytes plus 8 bytes per action of its longest game (a history).
 func CostOf(n int, g Game, obsF32, packed bool) SessionCost {
 	l := g.Observation()
@@ -60,9 +67,12 @@ func CostOf(n int, g Game, obsF32, packed bool) SessionCost {
 	maskBytes := int64(obs.PackedLen(int(na)))
 	d, players := int64(l.Size), int64(g.NumPlayers())
 	var perEnv int64
-	if es, ok := g.(EnvSizer); ok {
-		perEnv = es.EnvBytes()
-	} else {
+	switch sz := g.(type) {
+	case EnvSizer:
+		perEnv = sz.EnvBytes()
+	case StateSizer:
+		perEnv = 2*sz.StateBytes() + int64(unsafe.Sizeof(RNG{})) + 8 + 1
+	default:
 		perEnv = 2*(genericStateBytes+8*int64(g.MaxGameLength())) + int64(unsafe.Sizeof(RNG{})) + 8 + 1
 	}
 	var obsBlob, obsEngine int64
@@ -89,4 +99,16 @@ func CostOf(n int, g Game, obsF32, packed bool) SessionCost {
 	}
 	c.Bytes = sessionOverhead + nn*perEnv*(8+heapMargin)/8
 	return c
+}
+
+// HeapBytes is what an allocation of n bytes may take on the heap, for a
+// StateSizer to add up: Go's size classes waste at most an eighth, with a
+// word of rounding.
+func HeapBytes(n int64) int64 { return n + n/8 + 16 }
+
+// SizeOf is the size of a T (unsafe.Sizeof), for a StateSizer whose
+// package keeps off unsafe.
+func SizeOf[T any]() int64 {
+	var t T
+	return int64(unsafe.Sizeof(t))
 }

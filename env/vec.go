@@ -99,7 +99,7 @@ func (cfg *VecConfig) Check(p int) ([]int, error) {
 	seats := slices.Sorted(slices.Values(cfg.LearnerSeats))
 	if cfg.Opponents != nil || cfg.Bots != nil {
 		if cfg.Opponent != "" || cfg.Bot != nil {
-			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", cfg.Opponents), "give opponent (one bot for every other seat) or opponents (a bot per seat), not both"}
+			return nil, &ConfigError{"opponents", fmt.Sprintf("%q", cfg.Opponents), OneOpponentForm}
 		}
 		var err error
 		if seats, err = CheckOpponents(p, seats, cfg.Opponents); err != nil {

@@ -43,7 +43,7 @@ func isMsgpackType(mt string) bool {
 
 // requestFormat reads Content-Type. An empty one means JSON on a request
 // without a body; a body without one is refused (415: site.go).
-func requestFormat(r *http.Request) (format, *Error) {
+func requestFormat(r *http.Request) (format, *env.Error) {
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.ToLower(strings.TrimSpace(mt))
@@ -79,7 +79,7 @@ func responseFormat(r *http.Request, in format) format {
 // readBody reads the whole body, at most limit bytes, into *buf (reused).
 // The buffer grows as bytes arrive, never to a declared Content-Length in
 // advance: a client declaring a large body and sending none costs nothing.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *[]byte) ([]byte, *Error) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *[]byte) ([]byte, *env.Error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
@@ -99,28 +99,28 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *[]byte) 
 			if errors.As(err, &mbe) {
 				return nil, tooLarge(limit)
 			}
-			return nil, Errorf(CodeBadRequest, "reading body: %v", err)
+			return nil, env.Errorf(env.CodeBadRequest, "reading body: %v", err)
 		}
 	}
 	*buf = b
 	return b, nil
 }
 
-func tooLarge(limit int64) *Error {
-	e := Errorf(CodeTooLarge, "body over %d bytes", limit)
+func tooLarge(limit int64) *env.Error {
+	e := env.Errorf(env.CodeTooLarge, "body over %d bytes", limit)
 	e.Details = map[string]any{"limit": limit}
 	return e
 }
 
 // decode reads a whole body into dst, a pointer to a concrete struct:
 // unknown fields are errors, and msgpack is scanned first (scanMsgpack).
-func decode(f format, body []byte, dst any) *Error {
+func decode(f format, body []byte, dst any) *env.Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil // an empty body is {}
 	}
 	if f == formatMsgpack {
 		if err := scanMsgpack(body); err != nil {
-			return Errorf(CodeBadRequest, "%v", err)
+			return env.Errorf(env.CodeBadRequest, "%v", err)
 		}
 		dec := msgpack.GetDecoder()
 		defer msgpack.PutDecoder(dec)
@@ -136,7 +136,7 @@ func decode(f format, body []byte, dst any) *Error {
 		// encoding/json would take null as "no change" (an empty body is
 		// {}, but null is not an object); other non-objects fail below.
 		if bytes.Equal(t, []byte("null")) {
-			return Errorf(CodeBadRequest, "body: null, want a JSON object")
+			return env.Errorf(env.CodeBadRequest, "body: null, want a JSON object")
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -145,20 +145,20 @@ func decode(f format, body []byte, dst any) *Error {
 		return badBody(err)
 	}
 	if dec.More() {
-		return Errorf(CodeBadRequest, "body: data after the JSON value")
+		return env.Errorf(env.CodeBadRequest, "body: data after the JSON value")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Errorf(CodeBadRequest, "body: data after the JSON value")
+		return env.Errorf(env.CodeBadRequest, "body: data after the JSON value")
 	}
 	return nil
 }
 
-func badBody(err error) *Error {
-	var e *Error
+func badBody(err error) *env.Error {
+	var e *env.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return Errorf(CodeBadRequest, "body: %v", err)
+	return env.Errorf(env.CodeBadRequest, "body: %v", err)
 }
 
 // Uint is a non-negative integer field that refuses negatives and
@@ -176,14 +176,14 @@ func (u *Uint) UnmarshalJSON(b []byte) error {
 	}
 	var n json.Number
 	if len(b) == 0 || b[0] < '0' || b[0] > '9' {
-		return Errorf(CodeBadRequest, "seed = %.40s: want a non-negative integer", b)
+		return env.Errorf(env.CodeBadRequest, "seed = %.40s: want a non-negative integer", b)
 	}
 	if err := json.Unmarshal(b, &n); err != nil {
-		return Errorf(CodeBadRequest, "seed: want a non-negative integer")
+		return env.Errorf(env.CodeBadRequest, "seed: want a non-negative integer")
 	}
 	var v uint64
 	if _, err := fmt.Sscan(n.String(), &v); err != nil || strings.ContainsAny(n.String(), ".eE-+") {
-		return Errorf(CodeBadRequest, "seed = %s: want an integer 0..%d", n, uint64(1<<64-1))
+		return env.Errorf(env.CodeBadRequest, "seed = %s: want an integer 0..%d", n, uint64(1<<64-1))
 	}
 	*u = Uint{V: v, Set: true}
 	return nil
@@ -209,12 +209,12 @@ func (u *Uint) DecodeMsgpack(dec *msgpack.Decoder) error {
 			return err
 		}
 		if v < 0 {
-			return Errorf(CodeBadRequest, "seed = %d: must be >= 0", v)
+			return env.Errorf(env.CodeBadRequest, "seed = %d: must be >= 0", v)
 		}
 		*u = Uint{V: uint64(v), Set: true}
 		return nil
 	}
-	return Errorf(CodeBadRequest, "seed: want a non-negative integer (msgpack code 0x%02x)", c)
+	return env.Errorf(env.CodeBadRequest, "seed: want a non-negative integer (msgpack code 0x%02x)", c)
 }
 
 // Seq is the optional "seq" of a step or reset request: the seq of the last
@@ -267,8 +267,8 @@ func (q *Seq) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return seqError("(msgpack code 0x%02x)", c)
 }
 
-func seqError(format string, v any) *Error {
-	e := Errorf(CodeBadRequest, "seq = "+format+": want an integer (the seq of the last batch you hold)", v)
+func seqError(format string, v any) *env.Error {
+	e := env.Errorf(env.CodeBadRequest, "seq = "+format+": want an integer (the seq of the last batch you hold)", v)
 	e.Details = map[string]any{"field": "seq"}
 	return e
 }
@@ -316,8 +316,8 @@ func (l *botList) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return l.set(xs)
 }
 
-func badBots() *Error {
-	e := Errorf(CodeBadRequest, "opponents: want a list with a bot name (a string) for each seat, null for learner seats")
+func badBots() *env.Error {
+	e := env.Errorf(env.CodeBadRequest, "opponents: want a list with a bot name (a string) for each seat, null for learner seats")
 	e.Details = map[string]any{"field": "opponents"}
 	return e
 }
@@ -367,7 +367,7 @@ func (l *seatList) set(xs []*int) error {
 	out := make(seatList, len(xs))
 	for i, x := range xs {
 		if x == nil {
-			e := Errorf(CodeBadRequest, "learner_seats[%d]: null, want a seat number", i)
+			e := env.Errorf(env.CodeBadRequest, "learner_seats[%d]: null, want a seat number", i)
 			e.Details = map[string]any{"field": "learner_seats"}
 			return e
 		}
@@ -391,7 +391,7 @@ type gameRequest struct {
 func (g *gameRequest) UnmarshalJSON(b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Errorf(CodeBadRequest, "game: want an object: %v", err)
+		return env.Errorf(env.CodeBadRequest, "game: want an object: %v", err)
 	}
 	*g = gameRequest{}
 	for k, raw := range m {
@@ -427,12 +427,12 @@ func (g *gameRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	n, err := dec.DecodeMapLen()
 	if err != nil {
-		return Errorf(CodeBadRequest, "game: want a map: %v", err)
+		return env.Errorf(env.CodeBadRequest, "game: want a map: %v", err)
 	}
 	for range n {
 		k, err := dec.DecodeString()
 		if err != nil {
-			return Errorf(CodeBadRequest, "game.: keys must be strings: %v", err)
+			return env.Errorf(env.CodeBadRequest, "game.: keys must be strings: %v", err)
 		}
 		if k == "name" {
 			if g.Name, err = dec.DecodeString(); err != nil {
@@ -462,8 +462,8 @@ func (g *gameRequest) set(k string, v any) {
 	g.Params[k] = v
 }
 
-func fieldErrorf(field, format string, args ...any) *Error {
-	e := Errorf(CodeBadRequest, format, args...)
+func fieldErrorf(field, format string, args ...any) *env.Error {
+	e := env.Errorf(env.CodeBadRequest, format, args...)
 	e.Details = map[string]any{"field": field}
 	return e
 }
@@ -512,7 +512,7 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 				return err
 			}
 			if !isIntCode(c) {
-				return Errorf(CodeBadRequest, "actions[%d]: want an integer (msgpack code 0x%02x)", i, c)
+				return env.Errorf(env.CodeBadRequest, "actions[%d]: want an integer (msgpack code 0x%02x)", i, c)
 			}
 			v, err := dec.DecodeInt64()
 			if err != nil {
@@ -566,7 +566,7 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 					return err
 				}
 				if m < 0 || m > cap(a.raw) {
-					return Errorf(CodeBadRequest, "actions: %d data bytes for %d envs", m, n)
+					return env.Errorf(env.CodeBadRequest, "actions: %d data bytes for %d envs", m, n)
 				}
 				data = a.raw[:m]
 				if err := dec.ReadFull(data); err != nil {
@@ -574,14 +574,14 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 				}
 				gotData = true
 			default:
-				return Errorf(CodeBadRequest, "actions: unknown tensor field %q (want dtype, shape, data)", key)
+				return env.Errorf(env.CodeBadRequest, "actions: unknown tensor field %q (want dtype, shape, data)", key)
 			}
 		}
 		if !gotData || dtype == "" {
-			return Errorf(CodeBadRequest, "actions tensor: dtype and data are required")
+			return env.Errorf(env.CodeBadRequest, "actions tensor: dtype and data are required")
 		}
 		if gotShape && !shapeOK {
-			return Errorf(CodeBadRequest, "actions tensor: shape must be [%d]", n)
+			return env.Errorf(env.CodeBadRequest, "actions tensor: shape must be [%d]", n)
 		}
 		if e := decodeActionBlob(dtype, data, a.dst, a.numActions); e != nil {
 			return e
@@ -589,15 +589,15 @@ func (a *actionsField) DecodeMsgpack(dec *msgpack.Decoder) error {
 		a.got = true
 		return nil
 	}
-	return Errorf(CodeBadRequest, "actions: want a tensor map or an array of integers (msgpack code 0x%02x)", c)
+	return env.Errorf(env.CodeBadRequest, "actions: want a tensor map or an array of integers (msgpack code 0x%02x)", c)
 }
 
 func isIntCode(c byte) bool {
 	return msgpcode.IsFixedNum(c) || (c >= msgpcode.Uint8 && c <= msgpcode.Int64)
 }
 
-func wrongCount(got, n int) *Error {
-	e := Errorf(CodeBadRequest, "actions: got %d, want one per env (%d)", got, n)
+func wrongCount(got, n int) *env.Error {
+	e := env.Errorf(env.CodeBadRequest, "actions: got %d, want one per env (%d)", got, n)
 	e.Details = map[string]any{"got": got, "want": n}
 	return e
 }
@@ -606,13 +606,13 @@ func wrongCount(got, n int) *Error {
 func (a *actionsField) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
-		return Errorf(CodeBadRequest, "actions: empty")
+		return env.Errorf(env.CodeBadRequest, "actions: empty")
 	}
 	switch b[0] {
 	case '[':
 		var list []json.Number
 		if err := json.Unmarshal(b, &list); err != nil {
-			return Errorf(CodeBadRequest, "actions: want an array of integers: %v", err)
+			return env.Errorf(env.CodeBadRequest, "actions: want an array of integers: %v", err)
 		}
 		if len(list) != len(a.dst) {
 			return wrongCount(len(list), len(a.dst))
@@ -620,7 +620,7 @@ func (a *actionsField) UnmarshalJSON(b []byte) error {
 		for i, x := range list {
 			v, err := x.Int64()
 			if err != nil {
-				return Errorf(CodeBadRequest, "actions[%d] = %s: want an integer", i, x)
+				return env.Errorf(env.CodeBadRequest, "actions[%d] = %s: want an integer", i, x)
 			}
 			if e := checkAction(i, v, a.numActions); e != nil {
 				return e
@@ -636,16 +636,16 @@ func (a *actionsField) UnmarshalJSON(b []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&t); err != nil {
-			return Errorf(CodeBadRequest, "actions tensor: %v", err)
+			return env.Errorf(env.CodeBadRequest, "actions tensor: %v", err)
 		}
 		if t.Shape != nil && (len(t.Shape) != 1 || t.Shape[0] != len(a.dst)) {
-			return Errorf(CodeBadRequest, "actions tensor: shape %v must be [%d]", t.Shape, len(a.dst))
+			return env.Errorf(env.CodeBadRequest, "actions tensor: shape %v must be [%d]", t.Shape, len(a.dst))
 		}
 		if e := decodeActionBlob(t.Dtype, t.Data, a.dst, a.numActions); e != nil {
 			return e
 		}
 	default:
-		return Errorf(CodeBadRequest, "actions: want a tensor object or an array of integers")
+		return env.Errorf(env.CodeBadRequest, "actions: want a tensor object or an array of integers")
 	}
 	a.got = true
 	return nil
@@ -667,7 +667,7 @@ func decodeFields(dec *msgpack.Decoder, prefix string, fields map[string]any) er
 		if prefix != "" {
 			name = strings.TrimSuffix(prefix, ".")
 		}
-		return Errorf(CodeBadRequest, "%s: want a map (msgpack code 0x%02x)", name, c)
+		return env.Errorf(env.CodeBadRequest, "%s: want a map (msgpack code 0x%02x)", name, c)
 	}
 	n, err := dec.DecodeMapLen()
 	if err != nil {
@@ -676,18 +676,18 @@ func decodeFields(dec *msgpack.Decoder, prefix string, fields map[string]any) er
 	for range n {
 		key, err := dec.DecodeString()
 		if err != nil {
-			return Errorf(CodeBadRequest, "%skeys must be strings: %v", prefix, err)
+			return env.Errorf(env.CodeBadRequest, "%skeys must be strings: %v", prefix, err)
 		}
 		dst, ok := fields[key]
 		if !ok {
-			return Errorf(CodeBadRequest, "unknown field %q", prefix+key)
+			return env.Errorf(env.CodeBadRequest, "unknown field %q", prefix+key)
 		}
 		if err := dec.Decode(dst); err != nil {
-			var e *Error
+			var e *env.Error
 			if errors.As(err, &e) {
 				return e
 			}
-			e = Errorf(CodeBadRequest, "%s: %v", prefix+key, err)
+			e = env.Errorf(env.CodeBadRequest, "%s: %v", prefix+key, err)
 			e.Details = map[string]any{"field": prefix + key}
 			return e
 		}
@@ -728,13 +728,13 @@ func fieldsOf(p any) map[string]any {
 func (r *stepRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 	n, err := dec.DecodeMapLen()
 	if err != nil {
-		return Errorf(CodeBadRequest, "body: want a map: %v", err)
+		return env.Errorf(env.CodeBadRequest, "body: want a map: %v", err)
 	}
 	r.Seq = Seq{}
 	for range n {
 		key, err := dec.DecodeString()
 		if err != nil {
-			return Errorf(CodeBadRequest, "body: keys must be strings: %v", err)
+			return env.Errorf(env.CodeBadRequest, "body: keys must be strings: %v", err)
 		}
 		if key == "seq" {
 			if err := r.Seq.DecodeMsgpack(dec); err != nil {
@@ -743,20 +743,20 @@ func (r *stepRequest) DecodeMsgpack(dec *msgpack.Decoder) error {
 			continue
 		}
 		if key != "actions" {
-			return Errorf(CodeBadRequest, "unknown field %q", key)
+			return env.Errorf(env.CodeBadRequest, "unknown field %q", key)
 		}
 		if c, err := dec.PeekCode(); err == nil && c == msgpcode.Nil {
-			return Errorf(CodeBadRequest, "actions: null")
+			return env.Errorf(env.CodeBadRequest, "actions: null")
 		}
 		if r.Actions == nil {
-			return Errorf(CodeBadRequest, "actions: nowhere to decode")
+			return env.Errorf(env.CodeBadRequest, "actions: nowhere to decode")
 		}
 		if err := r.Actions.DecodeMsgpack(dec); err != nil {
-			var e *Error
+			var e *env.Error
 			if errors.As(err, &e) {
 				return e
 			}
-			return Errorf(CodeBadRequest, "actions: %v", err)
+			return env.Errorf(env.CodeBadRequest, "actions: %v", err)
 		}
 	}
 	return nil

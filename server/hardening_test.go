@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -344,10 +345,10 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestStatusMapsEveryCode(t *testing.T) {
-	for code, status := range map[server.Code]int{
-		server.CodeBadRequest: 400, server.CodeUnauthorized: 401, server.CodeNotFound: 404,
-		server.CodeBusy: 409, server.CodeTooLarge: 413, server.CodeIllegalAction: 422,
-		server.CodeLimit: 429, server.CodeUnavailable: 503, server.CodeInternal: 500,
+	for code, status := range map[env.Code]int{
+		env.CodeBadRequest: 400, env.CodeUnauthorized: 401, env.CodeNotFound: 404,
+		env.CodeBusy: 409, env.CodeTooLarge: 413, env.CodeIllegalAction: 422,
+		env.CodeLimit: 429, env.CodeUnavailable: 503, env.CodeInternal: 500,
 	} {
 		assert.Equal(t, status, server.Status(code), "Status(%s)", code)
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // metrics are the server's Prometheus series, on a registry of its own (so
@@ -17,8 +19,8 @@ type metrics struct {
 	retries     *prometheus.CounterVec
 }
 
-var allCodes = []Code{CodeBadRequest, CodeUnauthorized, CodeNotFound, CodeBusy, CodeStaleSeq, CodeConflict, CodeTooLarge,
-	CodeIllegalAction, CodeLimit, CodeUnavailable, CodeInternal}
+var allCodes = []env.Code{env.CodeBadRequest, env.CodeUnauthorized, env.CodeNotFound, env.CodeBusy, env.CodeStaleSeq, env.CodeConflict, env.CodeTooLarge,
+	env.CodeIllegalAction, env.CodeLimit, env.CodeUnavailable, env.CodeInternal}
 
 func newMetrics(r *registry) *metrics {
 	m := &metrics{

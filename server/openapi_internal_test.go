@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // openAPIDoc is the part of the document the tests read.
@@ -100,7 +102,7 @@ func TestOpenAPIDocsCopyIsIdentical(t *testing.T) {
 // and every documented error answer's status is the status of some code.
 func TestOpenAPIErrorCodesAreTheServersCodes(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "errors.go", nil, 0)
+	f, err := parser.ParseFile(fset, "../env/errors.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestOpenAPIErrorCodesAreTheServersCodes(t *testing.T) {
 		}
 	}
 	if len(codes) < 5 {
-		t.Fatalf("found only %d Code constants in errors.go: %v", len(codes), codes)
+		t.Fatalf("found only %d Code constants in env/errors.go: %v", len(codes), codes)
 	}
 	d := loadOpenAPI(t)
 	var errSchema struct {
@@ -142,11 +144,11 @@ func TestOpenAPIErrorCodesAreTheServersCodes(t *testing.T) {
 	slices.Sort(codes)
 	slices.Sort(documented)
 	if !slices.Equal(codes, documented) {
-		t.Fatalf("error codes in server/openapi.json = %v, errors.go has %v", documented, codes)
+		t.Fatalf("error codes in server/openapi.json = %v, env/errors.go has %v", documented, codes)
 	}
 	statuses := map[string]bool{}
 	for _, c := range codes {
-		statuses[strconv.Itoa(Status(Code(c)))] = true
+		statuses[strconv.Itoa(Status(env.Code(c)))] = true
 	}
 	for p, item := range d.Paths {
 		for m, raw := range item {

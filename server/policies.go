@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -76,7 +76,7 @@ func (s *Server) act(c *gin.Context) {
 	name := c.Param("name")
 	p := s.policies[name]
 	if p == nil {
-		e := Errorf(CodeNotFound, "policy %q is not loaded", name)
+		e := env.Errorf(env.CodeNotFound, "policy %q is not loaded", name)
 		names := make([]string, 0, len(s.policies))
 		for n := range s.policies {
 			names = append(names, n)
@@ -129,7 +129,7 @@ func (s *Server) act(c *gin.Context) {
 	temp := 1.0
 	if req.Temperature != nil {
 		if t := *req.Temperature; !(t > 0) || math.IsInf(t, 0) {
-			s.fail(c, out, field("temperature", fmt.Errorf("temperature %v: must be > 0", t)))
+			s.fail(c, out, env.FieldError("temperature", "temperature %v: must be > 0", t))
 			return
 		}
 		temp = *req.Temperature
@@ -140,7 +140,7 @@ func (s *Server) act(c *gin.Context) {
 	// (seed, row), so the answer does not depend on the split.
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
-	var failed atomic.Pointer[card.PanicError]
+	var failed atomic.Pointer[env.PanicError]
 	var nonFinite atomic.Pointer[error]
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
@@ -150,7 +150,7 @@ func (s *Server) act(c *gin.Context) {
 			// A panic here would end the process: catch it, answer 500.
 			defer func() {
 				if p := recover(); p != nil {
-					failed.CompareAndSwap(nil, card.Recovered(p))
+					failed.CompareAndSwap(nil, &env.PanicError{Value: p, Stack: debug.Stack()})
 				}
 			}()
 			if testHookAct != nil {
@@ -171,12 +171,12 @@ func (s *Server) act(c *gin.Context) {
 	wg.Wait()
 	if pe := failed.Load(); pe != nil {
 		s.log.Error("panic evaluating a policy", "policy", name, "panic", pe.Value, "stack", string(pe.Stack))
-		s.fail(c, out, Errorf(CodeInternal, "internal error evaluating policy %q (a panic, logged)", name))
+		s.fail(c, out, env.Errorf(env.CodeInternal, "internal error evaluating policy %q (a panic, logged)", name))
 		return
 	}
 	if err := nonFinite.Load(); err != nil {
 		s.log.Error("a policy gave non-finite logits", "policy", name, "err", *err)
-		s.fail(c, out, Errorf(CodeInternal, "%v", *err))
+		s.fail(c, out, env.Errorf(env.CodeInternal, "%v", *err))
 		return
 	}
 	resp := actResponse{Policy: name, Actions: Tensor{Dtype: dtypeI4, Shape: []int{n}, Data: leBytes(actions)}}
@@ -192,57 +192,57 @@ var testHookAct func(lo, hi int)
 // checkAct validates an act request for a policy of d observation values
 // and na actions and returns the batch size, the observations as floats
 // and the masks.
-func checkAct(req *actRequest, d, na, maxRows int) (int, []float32, []uint8, *Error) {
+func checkAct(req *actRequest, d, na, maxRows int) (int, []float32, []uint8, *env.Error) {
 	if req.Obs == nil {
-		return 0, nil, nil, field("obs", fmt.Errorf("obs: required, a tensor [N, %d]", d))
+		return 0, nil, nil, env.FieldError("obs", "obs: required, a tensor [N, %d]", d)
 	}
 	if req.Mask == nil {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask: required, a tensor <u1 [N, %d]", na))
+		return 0, nil, nil, env.FieldError("mask", "mask: required, a tensor <u1 [N, %d]", na)
 	}
 	o, m := req.Obs, req.Mask
 	if len(o.Shape) != 2 || o.Shape[1] != d || o.Shape[0] < 1 || o.Shape[0] > maxRows {
-		return 0, nil, nil, field("obs", fmt.Errorf("obs shape %v: want [N, %d] with 1 <= N <= %d", o.Shape, d, maxRows))
+		return 0, nil, nil, env.FieldError("obs", "obs shape %v: want [N, %d] with 1 <= N <= %d", o.Shape, d, maxRows)
 	}
 	n := o.Shape[0]
 	if len(m.Shape) != 2 || m.Shape[0] != n || m.Shape[1] != na {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask shape %v: want [%d, %d]", m.Shape, n, na))
+		return 0, nil, nil, env.FieldError("mask", "mask shape %v: want [%d, %d]", m.Shape, n, na)
 	}
 	if (m.Dtype != dtypeU1 && m.Dtype != "|u1") || len(m.Data) != n*na {
-		return 0, nil, nil, field("mask", fmt.Errorf("mask: want dtype <u1 and %d bytes, got %s and %d", n*na, m.Dtype, len(m.Data)))
+		return 0, nil, nil, env.FieldError("mask", "mask: want dtype <u1 and %d bytes, got %s and %d", n*na, m.Dtype, len(m.Data))
 	}
 	obsF := make([]float32, n*d)
 	switch o.Dtype {
 	case dtypeU1, "|u1": // numpy spells one-byte types "|u1"
 		if len(o.Data) != n*d {
-			return 0, nil, nil, field("obs", fmt.Errorf("obs: %d bytes for shape [%d, %d]", len(o.Data), n, d))
+			return 0, nil, nil, env.FieldError("obs", "obs: %d bytes for shape [%d, %d]", len(o.Data), n, d)
 		}
 		for i, v := range o.Data {
 			obsF[i] = float32(v)
 		}
 	case dtypeF4:
 		if len(o.Data) != 4*n*d {
-			return 0, nil, nil, field("obs", fmt.Errorf("obs: %d bytes for <f4 shape [%d, %d]", len(o.Data), n, d))
+			return 0, nil, nil, env.FieldError("obs", "obs: %d bytes for <f4 shape [%d, %d]", len(o.Data), n, d)
 		}
 		for i := range obsF {
 			v := math.Float32frombits(binary.LittleEndian.Uint32(o.Data[4*i:]))
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return 0, nil, nil, field("obs", fmt.Errorf("obs element %d is %v", i, v))
+				return 0, nil, nil, env.FieldError("obs", "obs element %d is %v", i, v)
 			}
 			obsF[i] = v
 		}
 	default:
-		return 0, nil, nil, field("obs", fmt.Errorf("obs dtype %q: want <u1 or <f4", o.Dtype))
+		return 0, nil, nil, env.FieldError("obs", "obs dtype %q: want <u1 or <f4", o.Dtype)
 	}
 	for r := range n {
 		legal := false
 		for _, v := range m.Data[r*na : (r+1)*na] {
 			if v > 1 {
-				return 0, nil, nil, field("mask", fmt.Errorf("mask row %d: values must be 0 or 1", r))
+				return 0, nil, nil, env.FieldError("mask", "mask row %d: values must be 0 or 1", r)
 			}
 			legal = legal || v == 1
 		}
 		if !legal {
-			return 0, nil, nil, field("mask", fmt.Errorf("mask row %d has no legal action", r))
+			return 0, nil, nil, env.FieldError("mask", "mask row %d has no legal action", r)
 		}
 	}
 	return n, obsF, m.Data, nil

@@ -33,7 +33,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -109,14 +108,14 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Server, error) {
 }
 
 // checkDefaultOpponent checks at start-up that sessions.default_opponent
-// is a bot of the card game in this server's registry (built-in or of a
-// loaded policy), and that it can play the game's default table.
+// is a bot of the registry's default game (the card game; built-in or of a
+// loaded policy), and that it can play the game's default parameters.
 func (s *Server) checkDefaultOpponent() error {
 	name := s.cfg.Sessions.DefaultOpponent
 	if name == "" {
 		return nil
 	}
-	typ, err := s.games.Lookup(card.GameName)
+	typ, err := s.games.Lookup("")
 	if err != nil {
 		return fmt.Errorf("sessions.default_opponent = %q: %w", name, err)
 	}
@@ -152,10 +151,10 @@ func (s *Server) routes() http.Handler {
 	api.POST("/v1/policies/:name/act", s.act)
 	s.mountWeb(r) // the browser app at "/" (web.go), unless web.enabled is false
 	r.NoMethod(func(c *gin.Context) {
-		s.fail(c, formatOf(c.Request), Errorf(CodeMethodNotAllowed, "method %s not allowed on %s (Allow: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeMethodNotAllowed, "method %s not allowed on %s (Allow: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
 	})
 	r.NoRoute(func(c *gin.Context) {
-		s.fail(c, formatOf(c.Request), Errorf(CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	return r
 }
@@ -263,7 +262,7 @@ func (s *Server) recovery(c *gin.Context) {
 			}
 			s.log.Error("panic serving request", "path", c.Request.URL.Path, "panic", p, "stack", string(debug.Stack()))
 			if !c.Writer.Written() {
-				s.fail(c, formatOf(c.Request), Errorf(CodeInternal, "internal error"))
+				s.fail(c, formatOf(c.Request), env.Errorf(env.CodeInternal, "internal error"))
 			}
 			c.Abort()
 		}
@@ -284,7 +283,7 @@ func (s *Server) auth(c *gin.Context) {
 		// it, however slowly it comes, to reuse the connection).
 		c.Header("Connection", "close")
 		dropBody(c.Request)
-		s.fail(c, formatOf(c.Request), Errorf(CodeUnauthorized, "missing or wrong bearer token"))
+		s.fail(c, formatOf(c.Request), env.Errorf(env.CodeUnauthorized, "missing or wrong bearer token"))
 		c.Abort()
 	}
 }
@@ -307,12 +306,12 @@ func formatOf(r *http.Request) format {
 
 // Answers.
 
-func (s *Server) fail(c *gin.Context, f format, e *Error) {
+func (s *Server) fail(c *gin.Context, f format, e *env.Error) {
 	s.m.errors.WithLabelValues(string(e.Code)).Inc()
 	if e.RetryAfter > 0 {
 		c.Header("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	s.respond(c, Status(e.Code), f, e.wire())
+	s.respond(c, Status(e.Code), f, wireError(e))
 }
 
 func (s *Server) respond(c *gin.Context, status int, f format, v any) {

@@ -63,7 +63,7 @@ type lastRequest struct {
 // retry decides what a reset or step carrying seq k does, given whether the
 // request equals the one that produced the current batch: apply it (false),
 // answer the current batch again (true), or refuse it (409 stale_seq).
-func (s *session) retry(k Seq, same bool) (bool, *Error) {
+func (s *session) retry(k Seq, same bool) (bool, *env.Error) {
 	cur := s.seq.Load()
 	if !k.Set || k.V == cur {
 		return false, nil
@@ -71,7 +71,7 @@ func (s *session) retry(k Seq, same bool) (bool, *Error) {
 	if k.V == cur-1 && same {
 		return true, nil
 	}
-	e := Errorf(CodeStaleSeq, "seq %d: the session's last batch is %d; only %d (the next request) or a retry of the request that produced it, with seq %d, is accepted", k.V, cur, cur, cur-1)
+	e := env.Errorf(env.CodeStaleSeq, "seq %d: the session's last batch is %d; only %d (the next request) or a retry of the request that produced it, with seq %d, is accepted", k.V, cur, cur, cur-1)
 	e.Details = map[string]any{"seq": cur}
 	return false, e
 }
@@ -119,7 +119,7 @@ func (u *usage) add(o usage, sign int) {
 }
 
 // reserve counts a session against the caps before it is built.
-func (r *registry) reserve(u usage, lim LimitsConfig) *Error {
+func (r *registry) reserve(u usage, lim LimitsConfig) *env.Error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.sessions)+r.pending >= lim.MaxSessions {
@@ -131,13 +131,13 @@ func (r *registry) reserve(u usage, lim LimitsConfig) *Error {
 		return e
 	}
 	if u.search > 0 && r.inUse.search+u.search > lim.MaxSearchEnvsTotal {
-		e := Errorf(CodeLimit, "server limit reached: at most %d envs in total played against the search bot (limits.max_search_envs_total); %d in use", lim.MaxSearchEnvsTotal, r.inUse.search)
+		e := env.Errorf(env.CodeLimit, "server limit reached: at most %d envs in total played against the search bot (limits.max_search_envs_total); %d in use", lim.MaxSearchEnvsTotal, r.inUse.search)
 		e.Details = map[string]any{"limit": lim.MaxSearchEnvsTotal, "search_envs_in_use": r.inUse.search}
 		e.RetryAfter = int(lim.RetryAfter / time.Second)
 		return e
 	}
 	if r.inUse.bytes+u.bytes > lim.MemoryBudget {
-		e := Errorf(CodeLimit, "server memory budget reached: this session needs up to %s, and %s of the %s limits.memory_budget are held by other sessions", mib(u.bytes), mib(r.inUse.bytes), mib(lim.MemoryBudget))
+		e := env.Errorf(env.CodeLimit, "server memory budget reached: this session needs up to %s, and %s of the %s limits.memory_budget are held by other sessions", env.MiB(u.bytes), env.MiB(r.inUse.bytes), env.MiB(lim.MemoryBudget))
 		e.Details = map[string]any{"limit": lim.MemoryBudget, "bytes_needed": u.bytes, "bytes_in_use": r.inUse.bytes}
 		e.RetryAfter = int(lim.RetryAfter / time.Second)
 		return e
@@ -147,8 +147,8 @@ func (r *registry) reserve(u usage, lim LimitsConfig) *Error {
 	return nil
 }
 
-func limitError(lim LimitsConfig, what string, max int) *Error {
-	e := Errorf(CodeLimit, "server limit reached: at most %d %s", max, what)
+func limitError(lim LimitsConfig, what string, max int) *env.Error {
+	e := env.Errorf(env.CodeLimit, "server limit reached: at most %d %s", max, what)
 	e.Details = map[string]any{"limit": max}
 	e.RetryAfter = int(lim.RetryAfter / time.Second)
 	return e
@@ -156,11 +156,11 @@ func limitError(lim LimitsConfig, what string, max int) *Error {
 
 // hold counts the memory of a request in flight against the budget (a
 // negative n gives it back).
-func (r *registry) hold(n int64, lim LimitsConfig) *Error {
+func (r *registry) hold(n int64, lim LimitsConfig) *env.Error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if n > 0 && r.inUse.bytes+n > lim.MemoryBudget {
-		e := Errorf(CodeLimit, "server memory budget reached: this request needs up to %s, and %s of the %s limits.memory_budget are held", mib(n), mib(r.inUse.bytes), mib(lim.MemoryBudget))
+		e := env.Errorf(env.CodeLimit, "server memory budget reached: this request needs up to %s, and %s of the %s limits.memory_budget are held", env.MiB(n), env.MiB(r.inUse.bytes), env.MiB(lim.MemoryBudget))
 		e.Details = map[string]any{"limit": lim.MemoryBudget, "bytes_needed": n, "bytes_in_use": r.inUse.bytes}
 		e.RetryAfter = int(lim.RetryAfter / time.Second)
 		return e
@@ -188,7 +188,7 @@ func (r *registry) add(s *session) {
 
 // acquire claims session id for one request, waiting up to wait for a
 // request in flight to finish (or until done is closed: the client left).
-func (r *registry) acquire(id string, wait time.Duration, done <-chan struct{}) (*session, *Error) {
+func (r *registry) acquire(id string, wait time.Duration, done <-chan struct{}) (*session, *env.Error) {
 	r.mu.Lock()
 	s := r.sessions[id]
 	ok := s != nil && s.tryClaim()
@@ -211,15 +211,15 @@ func (r *registry) acquire(id string, wait time.Duration, done <-chan struct{}) 
 		case <-done:
 		}
 	}
-	e := Errorf(CodeBusy, "session %s: another request is in flight (waited %v)", id, wait)
+	e := env.Errorf(env.CodeBusy, "session %s: another request is in flight (waited %v)", id, wait)
 	return nil, e
 }
 
-func unknownSession(id string) *Error {
+func unknownSession(id string) *env.Error {
 	if len(id) > 64 {
 		id = id[:64] + "..."
 	}
-	return Errorf(CodeNotFound, "session %q: unknown (deleted, expired or never created)", id)
+	return env.Errorf(env.CodeNotFound, "session %q: unknown (deleted, expired or never created)", id)
 }
 
 // release ends a request's claim; the session's idle clock restarts. A
@@ -308,7 +308,7 @@ type createEntry struct {
 // entry the caller must settle (settleRequestID) after building its session.
 // A create with other settings is a conflict; one whose twin is still being
 // built waits for it, up to wait.
-func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <-chan struct{}) (*session, *createEntry, *Error) {
+func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <-chan struct{}) (*session, *createEntry, *env.Error) {
 	id := *req.RequestID
 	want := *req
 	want.RequestID = nil
@@ -326,7 +326,7 @@ func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <
 		sess := e.sess
 		r.mu.Unlock()
 		if !reflect.DeepEqual(e.req, want) {
-			x := Errorf(CodeConflict, "request_id %q was used by another create with different settings: use a new request_id for a new session", id)
+			x := env.Errorf(env.CodeConflict, "request_id %q was used by another create with different settings: use a new request_id for a new session", id)
 			x.Details = map[string]any{"field": "request_id"}
 			return nil, nil, x
 		}
@@ -336,9 +336,9 @@ func (r *registry) claimRequestID(req *createRequest, wait time.Duration, done <
 		select {
 		case <-e.ready:
 		case <-deadline.C:
-			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+			return nil, nil, env.Errorf(env.CodeBusy, "request_id %q: its session is still being created", id)
 		case <-done:
-			return nil, nil, Errorf(CodeBusy, "request_id %q: its session is still being created", id)
+			return nil, nil, env.Errorf(env.CodeBusy, "request_id %q: its session is still being created", id)
 		}
 	}
 }

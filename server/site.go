@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // Cross-site requests and DNS rebinding.
@@ -76,16 +78,16 @@ func newSiteRules(cfg Config) siteRules {
 func (s *Server) sameSite(c *gin.Context) {
 	r := c.Request
 	if !s.site.hostAllowed(r.Host) {
-		s.refuse(c, Errorf(CodeForbidden, "Host %q is not this server's: want a loopback name (localhost, 127.0.0.1, [::1]), the listening address or one of cross_site.allowed_hosts", r.Host))
+		s.refuse(c, env.Errorf(env.CodeForbidden, "Host %q is not this server's: want a loopback name (localhost, 127.0.0.1, [::1]), the listening address or one of cross_site.allowed_hosts", r.Host))
 		return
 	}
 	if o, ok := r.Header["Origin"]; ok && !s.site.originAllowed(strings.Join(o, ","), r) {
-		s.refuse(c, Errorf(CodeForbidden, "Origin %q is not this server's own (%s) nor one of cross_site.allowed_origins", strings.Join(o, ","), ownOrigin(r)))
+		s.refuse(c, env.Errorf(env.CodeForbidden, "Origin %q is not this server's own (%s) nor one of cross_site.allowed_origins", strings.Join(o, ","), ownOrigin(r)))
 		return
 	}
 }
 
-func (s *Server) refuse(c *gin.Context, e *Error) {
+func (s *Server) refuse(c *gin.Context, e *env.Error) {
 	// As for a wrong token: close rather than read an unwanted body, which
 	// could come as slowly as its sender likes.
 	c.Header("Connection", "close")
@@ -104,11 +106,11 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength != 0
 }
 
-func unsupportedType(ct string) *Error {
+func unsupportedType(ct string) *env.Error {
 	if ct == "" {
-		return Errorf(CodeUnsupportedMediaType, "no Content-Type: a request body must be sent as %s or %s", mimeJSON, mimeMsgpack)
+		return env.Errorf(env.CodeUnsupportedMediaType, "no Content-Type: a request body must be sent as %s or %s", mimeJSON, mimeMsgpack)
 	}
-	return Errorf(CodeUnsupportedMediaType, "Content-Type %q: want %s or %s", ct, mimeJSON, mimeMsgpack)
+	return env.Errorf(env.CodeUnsupportedMediaType, "Content-Type %q: want %s or %s", ct, mimeJSON, mimeMsgpack)
 }
 
 // hostAllowed checks a request's Host (name and optional port; the port is

@@ -16,11 +16,11 @@ import (
 
 // numpy dtype strings of the tensors on the wire (little-endian, C order).
 const (
-	dtypeU1 = "<u1"
+	dtypeU1 = env.ObsU1
 	dtypeI1 = "<i1"
 	dtypeI4 = "<i4"
 	dtypeI8 = "<i8"
-	dtypeF4 = "<f4"
+	dtypeF4 = env.ObsF4
 )
 
 // littleEndian is true on the machines the server is meant for. There the
@@ -298,13 +298,13 @@ var actionDtypes = map[string]int{
 }
 
 // decodeActionBlob turns a tensor blob into actions, range-checking each.
-func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *Error {
+func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *env.Error {
 	size, ok := actionDtypes[dtype]
 	if !ok {
-		return Errorf(CodeBadRequest, "actions: dtype %q: want an integer dtype such as \"<i4\" or \"<i8\"", dtype)
+		return env.Errorf(env.CodeBadRequest, "actions: dtype %q: want an integer dtype such as \"<i4\" or \"<i8\"", dtype)
 	}
 	if len(data) != len(dst)*size {
-		return Errorf(CodeBadRequest, "actions: %d data bytes for %d envs of %s (want %d)", len(data), len(dst), dtype, len(dst)*size)
+		return env.Errorf(env.CodeBadRequest, "actions: %d data bytes for %d envs of %s (want %d)", len(data), len(dst), dtype, len(dst)*size)
 	}
 	signed := dtype[1] == 'i'
 	for i := range dst {
@@ -346,9 +346,9 @@ func decodeActionBlob(dtype string, data []byte, dst []int32, numActions int) *E
 	return nil
 }
 
-func checkAction(i int, v int64, numActions int) *Error {
+func checkAction(i int, v int64, numActions int) *env.Error {
 	if (v < 0 || v >= int64(numActions)) && v != env.Skip {
-		e := Errorf(CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, env.Skip)
+		e := env.Errorf(env.CodeBadRequest, "actions[%d] = %d: out of range 0..%d (or %d: skip this env)", i, v, numActions-1, env.Skip)
 		e.Details = map[string]any{"env": i, "action": v}
 		return e
 	}

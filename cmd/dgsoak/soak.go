@@ -338,7 +338,23 @@ type batchAnswer struct {
 }
 
 type recordAnswer struct {
-	Finished *wire.Record `json:"finished"`
+	Finished *cardRecord `json:"finished"`
+}
+
+// cardRecord is a record of the card game as the wire shows it: the
+// fields of every record, then the card game's deals and totals.
+type cardRecord struct {
+	Game    wire.GameSpec `json:"game"`
+	Actions []int         `json:"actions"`
+	Returns []float64     `json:"returns"`
+	Deals   []struct {
+		Dealer int      `json:"dealer"`
+		Hands  [][]int  `json:"hands"`
+		Plays  [][2]int `json:"plays"`
+		Scores []int    `json:"scores"`
+		Done   bool     `json:"done"`
+	} `json:"deals"`
+	Totals []int `json:"totals"`
 }
 
 type errorAnswer struct {
@@ -758,7 +774,7 @@ func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []in
 		cl.rep.fail("session %s env %d: done, but no finished record", s.id, k)
 		return nil
 	}
-	g, err := card.NewGame(f.Game.CardParams())
+	g, err := card.NewGame(card.Params{Players: f.Game.Int("players"), Deals: f.Game.Int("deals"), FirstDealer: f.Game.Int("first_dealer")})
 	if err != nil {
 		cl.rep.fail("record game %+v: %v", f.Game, err)
 		return nil

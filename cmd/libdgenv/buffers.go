@@ -2,6 +2,8 @@ package main
 
 import (
 	"unsafe"
+
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // The caller's buffers: every one comes as (pointer, length in bytes), and
@@ -18,27 +20,27 @@ const maxBuffer = 1 << 40
 // nbytes is 0; an error naming field when nbytes is negative, too large or
 // not a whole number of T, when p is null with a length, or when p is not
 // aligned for T.
-func view[T any](field string, p unsafe.Pointer, nbytes int64) ([]T, *apiError) {
+func view[T any](field string, p unsafe.Pointer, nbytes int64) ([]T, *env.Error) {
 	var zero T
 	size, align := int64(unsafe.Sizeof(zero)), uintptr(unsafe.Alignof(zero))
 	switch {
 	case nbytes < 0 || nbytes > maxBuffer:
-		return nil, badRequest(field, "%s: a buffer of %d bytes", field, nbytes)
+		return nil, env.FieldError(field, "%s: a buffer of %d bytes", field, nbytes)
 	case nbytes%size != 0:
-		return nil, badRequest(field, "%s: %d bytes is not a whole number of %d-byte elements", field, nbytes, size)
+		return nil, env.FieldError(field, "%s: %d bytes is not a whole number of %d-byte elements", field, nbytes, size)
 	case nbytes == 0:
 		return nil, nil
 	case p == nil:
-		return nil, badRequest(field, "%s: a null pointer with a length of %d bytes", field, nbytes)
+		return nil, env.FieldError(field, "%s: a null pointer with a length of %d bytes", field, nbytes)
 	case uintptr(p)%align != 0:
-		return nil, badRequest(field, "%s: address %#x is not aligned to %d bytes", field, uintptr(p), align)
+		return nil, env.FieldError(field, "%s: address %#x is not aligned to %d bytes", field, uintptr(p), align)
 	}
 	return unsafe.Slice((*T)(p), nbytes/size), nil
 }
 
 // text is the caller's string at p of n bytes (a name, a path, a state's
 // text: read by its length, not up to a NUL).
-func text(field string, p unsafe.Pointer, n int64) (string, *apiError) {
+func text(field string, p unsafe.Pointer, n int64) (string, *env.Error) {
 	b, e := view[byte](field, p, n)
 	if e != nil {
 		return "", e
@@ -47,7 +49,7 @@ func text(field string, p unsafe.Pointer, n int64) (string, *apiError) {
 }
 
 // firstError is the first non-nil of errs.
-func firstError(errs ...*apiError) *apiError {
+func firstError(errs ...*env.Error) *env.Error {
 	for _, e := range errs {
 		if e != nil {
 			return e
@@ -58,18 +60,18 @@ func firstError(errs ...*apiError) *apiError {
 
 // wantLen is an error unless a buffer holds exactly want elements (shape
 // says what they are, for the message).
-func wantLen(field string, got, want int, shape string) *apiError {
+func wantLen(field string, got, want int, shape string) *env.Error {
 	if got == want {
 		return nil
 	}
-	return badRequest(field, "%s: %d elements, want %d (%s)", field, got, want, shape)
+	return env.FieldError(field, "%s: %d elements, want %d (%s)", field, got, want, shape)
 }
 
 // The calls of the per-step path, with Go types (the exported functions
 // only convert theirs): the handle looked up, the buffers viewed, the
 // batch checks their lengths. Nothing here allocates.
 
-func vecReset(h int64, seed uint64, hasSeed bool, arena unsafe.Pointer, arenaLen int64) *apiError {
+func vecReset(h int64, seed uint64, hasSeed bool, arena unsafe.Pointer, arenaLen int64) *env.Error {
 	e, err := lookup[*vecEnv](h)
 	if err != nil {
 		return err
@@ -81,7 +83,7 @@ func vecReset(h int64, seed uint64, hasSeed bool, arena unsafe.Pointer, arenaLen
 	return e.reset(seed, hasSeed, ar)
 }
 
-func vecStep(h int64, actions unsafe.Pointer, actionsLen int64, arena unsafe.Pointer, arenaLen int64) *apiError {
+func vecStep(h int64, actions unsafe.Pointer, actionsLen int64, arena unsafe.Pointer, arenaLen int64) *env.Error {
 	e, err := lookup[*vecEnv](h)
 	if err != nil {
 		return err
@@ -97,7 +99,7 @@ func vecStep(h int64, actions unsafe.Pointer, actionsLen int64, arena unsafe.Poi
 	return e.step(acts, ar)
 }
 
-func vecRandomActions(h int64, actions unsafe.Pointer, actionsLen int64) *apiError {
+func vecRandomActions(h int64, actions unsafe.Pointer, actionsLen int64) *env.Error {
 	e, err := lookup[*vecEnv](h)
 	if err != nil {
 		return err

@@ -15,12 +15,12 @@ import (
 	"github.com/davidgoliath/dgenv/env/games"
 )
 
-func wantCode(t *testing.T, what string, e *apiError, code, field string) {
+func wantCode(t *testing.T, what string, e *env.Error, code, field string) {
 	t.Helper()
 	if e == nil {
 		t.Fatalf("%s: no error, want %s naming %q", what, code, field)
 	}
-	if e.Code != code {
+	if string(e.Code) != code {
 		t.Fatalf("%s: code %q (%s), want %q", what, e.Code, e.Message, code)
 	}
 	if field != "" && (e.Details["field"] != field || !strings.Contains(e.Message, field)) {
@@ -315,7 +315,7 @@ func TestMemoryBudgetIsCheckedAtCreation(t *testing.T) {
 	wantCode(t, "memory_budget 0", e, "bad_request", "memory_budget")
 
 	big := env.CostOf(env.MaxNumEnvs, g, true, false).Bytes
-	if big <= defaultMemoryBudget {
+	if big <= env.DefaultMemoryBudget {
 		t.Fatalf("%d float32 envs cost %d bytes, within the default budget: pick a larger case", env.MaxNumEnvs, big)
 	}
 	_, e = newVecEnv([]byte(`{"num_envs":1048576,"obs_dtype":"<f4"}`))

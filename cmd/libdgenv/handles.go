@@ -30,13 +30,13 @@ func newHandle(obj any) int64 {
 	return handles.next
 }
 
-func lookup[T any](h int64) (T, *apiError) {
+func lookup[T any](h int64) (T, *env.Error) {
 	handles.Lock()
 	obj, ok := handles.m[h]
 	handles.Unlock()
 	t, isT := obj.(T)
 	if !ok || !isT {
-		return t, &apiError{Code: "not_found", Message: fmt.Sprintf("handle %d: unknown (freed, or never made)", h)}
+		return t, &env.Error{Code: env.CodeNotFound, Message: fmt.Sprintf("handle %d: unknown (freed, or never made)", h)}
 	}
 	return t, nil
 }
@@ -64,21 +64,21 @@ var policies = struct {
 
 // loadPolicies loads every policy of dir (as dgserver --policies does) and
 // registers them as bots.
-func loadPolicies(dir string) *apiError {
+func loadPolicies(dir string) *env.Error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return badRequest("policies", "policies: %v", err)
+		return env.FieldError("policies", "policies: %v", err)
 	}
 	defer root.Close()
 	gameRegistry.Lock()
 	defer gameRegistry.Unlock()
 	ps, err := policy.LoadFS(gameRegistry.r, root.FS(), nil)
 	if err != nil {
-		return badRequest("policies", "policies: %v", err)
+		return env.FieldError("policies", "policies: %v", err)
 	}
 	// The policies' bots are bots of their games in this library's registry.
 	if err := policy.Register(gameRegistry.r, ps); err != nil {
-		return badRequest("policies", "policies: %v", err)
+		return env.FieldError("policies", "policies: %v", err)
 	}
 	policies.Lock()
 	for name, p := range ps {
@@ -113,21 +113,21 @@ func policyNamed(name string) *policy.Policy {
 // looked up here, once: every buffer must have exactly its length for
 // them (a policy reloaded under the same name for another game has
 // another A, and the caller's buffers are then refused, not overrun).
-func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32, wantLogits bool) *apiError {
+func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float64, seed uint64, actions []int32, logits []float32, wantLogits bool) *env.Error {
 	p := policyNamed(name)
 	if p == nil {
-		return &apiError{Code: "not_found", Message: fmt.Sprintf("policy %q is not loaded", name)}
+		return &env.Error{Code: env.CodeNotFound, Message: fmt.Sprintf("policy %q is not loaded", name)}
 	}
 	if n < 1 {
-		return badRequest("obs", "obs: want at least one row")
+		return env.FieldError("obs", "obs: want at least one row")
 	}
 	if !(temp > 0) {
-		return badRequest("temperature", "temperature %v: must be > 0", temp)
+		return env.FieldError("temperature", "temperature %v: must be > 0", temp)
 	}
 	d, na := p.Meta().ObsSize, p.NumActions()
 	// n*d and n*na cannot overflow: n is at most obs's length.
 	if n > len(obsU8) {
-		return badRequest("obs", "obs: %d bytes for %d rows", len(obsU8), n)
+		return env.FieldError("obs", "obs: %d bytes for %d rows", len(obsU8), n)
 	}
 	game := p.Meta().GameName
 	e := firstError(
@@ -144,12 +144,12 @@ func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float6
 		legal := false
 		for _, v := range mask[r*na : (r+1)*na] {
 			if v > 1 {
-				return badRequest("mask", "mask row %d: values must be 0 or 1", r)
+				return env.FieldError("mask", "mask row %d: values must be 0 or 1", r)
 			}
 			legal = legal || v == 1
 		}
 		if !legal {
-			return badRequest("mask", "mask row %d has no legal action", r)
+			return env.FieldError("mask", "mask row %d has no legal action", r)
 		}
 	}
 	if logits == nil {
@@ -157,9 +157,9 @@ func policyAct(name string, obsU8, mask []uint8, n int, greedy bool, temp float6
 	}
 	if err := p.Logits(obsU8, n, logits); err != nil {
 		if errors.Is(err, policy.ErrNonFinite) { // the policy's fault, not the caller's
-			return &apiError{Code: "internal", Message: err.Error()}
+			return &env.Error{Code: env.CodeInternal, Message: err.Error()}
 		}
-		return badRequest("obs", "%v", err)
+		return env.FieldError("obs", "%v", err)
 	}
 	for r := range n {
 		rng := env.NewRNG(seed, uint64(r))

@@ -66,11 +66,11 @@ func putBytes(buf *C.char, capacity C.int64_t, b []byte) C.int64_t {
 }
 
 // fail writes e into the error buffer (cut to fit) and returns -1.
-func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
-	b, _ := json.Marshal(e)
+func fail(errbuf *C.char, errcap C.int64_t, e *env.Error) C.int64_t {
+	b, _ := json.Marshal(wire.ErrorOf(e))
 	dst := bytesAt(unsafe.Pointer(errbuf), int64(errcap))
 	if len(b) > len(dst) {
-		short, _ := json.Marshal(&apiError{Code: e.Code, Message: e.Message[:min(len(e.Message), max(0, len(dst)-64))]})
+		short, _ := json.Marshal(wire.Error{Code: string(e.Code), Message: e.Message[:min(len(e.Message), max(0, len(dst)-64))]})
 		b = short
 	}
 	if len(b) <= len(dst) {
@@ -83,7 +83,7 @@ func fail(errbuf *C.char, errcap C.int64_t, e *apiError) C.int64_t {
 }
 
 // result is 0, or fail's -1 for e.
-func result(e *apiError, errbuf *C.char, errcap C.int64_t) C.int64_t {
+func result(e *env.Error, errbuf *C.char, errcap C.int64_t) C.int64_t {
 	if e != nil {
 		return fail(errbuf, errcap, e)
 	}
@@ -174,7 +174,7 @@ func dg_policy_act(name *C.char, nameLen C.int64_t, obsU8 unsafe.Pointer, obsLen
 	m, e2 := view[uint8]("mask", mask, int64(maskLen))
 	a, e3 := view[int32]("actions", actions, int64(actionsLen))
 	var lg []float32
-	var e4 *apiError
+	var e4 *env.Error
 	if logits != nil {
 		lg, e4 = view[float32]("logits", logits, int64(logitsLen))
 	}
@@ -262,7 +262,7 @@ func dg_state_new(spec *C.char, specLen C.int64_t, errbuf *C.char, errcap C.int6
 }
 
 // stateGame is the chance game of the caller's spec.
-func stateGame(spec *C.char, specLen C.int64_t) (env.ChanceGame, *apiError) {
+func stateGame(spec *C.char, specLen C.int64_t) (env.ChanceGame, *env.Error) {
 	body, e := view[byte]("game", unsafe.Pointer(spec), int64(specLen))
 	if e != nil {
 		return nil, e
@@ -284,7 +284,7 @@ func dg_state_sizes(spec *C.char, specLen C.int64_t, buf *C.char, capacity C.int
 	}
 	b, err := json.Marshal(gameInfoOf(g))
 	if err != nil {
-		return fail(errbuf, errcap, &apiError{Code: "internal", Message: err.Error()})
+		return fail(errbuf, errcap, &env.Error{Code: env.CodeInternal, Message: err.Error()})
 	}
 	return putBytes(buf, capacity, b)
 }
@@ -453,7 +453,7 @@ func dg_state_deserialize(spec *C.char, specLen C.int64_t, txt *C.char, n C.int6
 	}
 	st, err := g.DeserializeChanceState(s)
 	if err != nil {
-		return fail(errbuf, errcap, badRequest("state", "%v", err))
+		return fail(errbuf, errcap, env.FieldError("state", "%v", err))
 	}
 	return C.int64_t(newStateHandle(g, st))
 }
@@ -466,12 +466,12 @@ func dg_state_resample(h, player C.int64_t, seed C.uint64_t, errbuf *C.char, err
 	}
 	if p := st.g.NumPlayers(); player < 0 || int(player) >= p {
 		unlock()
-		return fail(errbuf, errcap, badRequest("player", "player %d: must be 0..%d", player, p-1))
+		return fail(errbuf, errcap, env.FieldError("player", "player %d: must be 0..%d", player, p-1))
 	}
 	r, err := st.s.ResampleFromInfostate(int(player), uint64(seed))
 	unlock()
 	if err != nil {
-		return fail(errbuf, errcap, &apiError{Code: "internal", Message: err.Error()})
+		return fail(errbuf, errcap, &env.Error{Code: env.CodeInternal, Message: err.Error()})
 	}
 	return C.int64_t(newStateHandle(st.g, r))
 }

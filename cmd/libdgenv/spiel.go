@@ -34,35 +34,22 @@ func newStateHandle(g env.ChanceGame, s env.ChanceState) int64 {
 // chanceGameOf makes the game a spec names ({"name": ..., <params>}, the
 // default game when there is no name), or says why not: not JSON, an
 // unknown game or parameter, or a game without explicit chance states.
-func chanceGameOf(spec []byte) (env.ChanceGame, *apiError) {
+func chanceGameOf(spec []byte) (env.ChanceGame, *env.Error) {
 	var gs wire.GameSpec
 	if err := json.Unmarshal(spec, &gs); err != nil {
-		return nil, badRequest("game", "game: %v", err)
+		return nil, env.FieldError("game", "game: %v", err)
 	}
-	name, isString := gs["name"].(string)
-	if v, ok := gs["name"]; ok && v != nil && !isString {
-		return nil, badRequest("game.name", "game.name: want a string")
-	}
-	given := map[string]any{}
-	for k, v := range gs {
-		if k != "name" && v != nil {
-			given[k] = v
-		}
-	}
-	reg := registry()
-	typ, err := reg.Lookup(name)
-	if err != nil {
-		e := engineError(err)
-		e.Details["games"] = reg.Names()
+	name, given, e := splitGameSpec(gs)
+	if e != nil {
 		return nil, e
 	}
-	g, err := typ.New(given)
-	if err != nil {
-		return nil, engineError(err)
+	g, e := env.NewGameOf(registry(), name, given)
+	if e != nil {
+		return nil, e
 	}
 	cg, ok := g.(env.ChanceGame)
 	if !ok {
-		return nil, badRequest("game.name", "game.name: %s has no states with explicit chance nodes (env.ChanceGame), so no single-state or OpenSpiel interface", typ.Name)
+		return nil, env.FieldError("game.name", "game.name: %s has no states with explicit chance nodes (env.ChanceGame), so no single-state or OpenSpiel interface", g.Type().Name)
 	}
 	return cg, nil
 }
@@ -78,10 +65,10 @@ func statusLen(g env.ChanceGame) int {
 const statusHead = 4
 
 // statusView is the caller's status buffer (int32 [statusLen(g)]), or why not.
-func statusView(g env.ChanceGame, p unsafe.Pointer, nbytes int64) ([]int32, *apiError) {
+func statusView(g env.ChanceGame, p unsafe.Pointer, nbytes int64) ([]int32, *env.Error) {
 	s, e := view[int32]("status", p, nbytes)
 	if want := statusLen(g); e == nil && len(s) < want {
-		e = badRequest("status", "status: %d elements, want %d (int32: player, terminal, count, chance run, legal actions)", len(s), want)
+		e = env.FieldError("status", "status: %d elements, want %d (int32: player, terminal, count, chance run, legal actions)", len(s), want)
 	}
 	return s, e
 }
@@ -211,7 +198,7 @@ func (h *stateHandle) chanceProbs(out []float64) int {
 }
 
 // apply applies action a, or says why not.
-func (h *stateHandle) apply(a int) *apiError {
+func (h *stateHandle) apply(a int) *env.Error {
 	if err := h.s.ApplyAction(a); err != nil {
 		return illegalAction(err)
 	}
@@ -220,8 +207,8 @@ func (h *stateHandle) apply(a int) *apiError {
 
 // illegalAction is the illegal_action error of a refused action, with
 // who, what and what was legal as details when the game says.
-func illegalAction(err error) *apiError {
-	e := &apiError{Code: "illegal_action", Message: err.Error()}
+func illegalAction(err error) *env.Error {
+	e := &env.Error{Code: env.CodeIllegalAction, Message: err.Error()}
 	var ia *env.IllegalActionError
 	if errors.As(err, &ia) {
 		legal := ia.Legal
@@ -243,6 +230,6 @@ func lockState(h int64) (*stateHandle, func()) {
 	return st, st.mu.Unlock
 }
 
-func stateNotFound(h int64) *apiError {
-	return &apiError{Code: "not_found", Message: fmt.Sprintf("state handle %d: unknown", h)}
+func stateNotFound(h int64) *env.Error {
+	return &env.Error{Code: env.CodeNotFound, Message: fmt.Sprintf("state handle %d: unknown", h)}
 }

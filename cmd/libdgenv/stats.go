@@ -57,17 +57,17 @@ const maxStatsAgents = 1 << 10
 
 // matchStats summarises games scores[k*P+i] (agent i's total in game k)
 // of the agents named in agentsJSON (a JSON list of P names).
-func matchStats(agentsJSON []byte, scores []int64) ([]byte, *apiError) {
+func matchStats(agentsJSON []byte, scores []int64) ([]byte, *env.Error) {
 	var agents []string
 	if err := json.Unmarshal(agentsJSON, &agents); err != nil {
-		return nil, badRequest("agents", "agents: want a JSON list of names: %v", err)
+		return nil, env.FieldError("agents", "agents: want a JSON list of names: %v", err)
 	}
 	p := len(agents)
 	if p < 2 || p > maxStatsAgents {
-		return nil, badRequest("agents", "agents: %d names, want 2..%d (one per seat)", p, maxStatsAgents)
+		return nil, env.FieldError("agents", "agents: %d names, want 2..%d (one per seat)", p, maxStatsAgents)
 	}
 	if len(scores)%p != 0 {
-		return nil, badRequest("scores", "scores: %d elements is not a whole number of games of %d seats", len(scores), p)
+		return nil, env.FieldError("scores", "scores: %d elements is not a whole number of games of %d seats", len(scores), p)
 	}
 	r := &env.MatchResult{Agents: agents, Scores: make([][]int, len(scores)/p)}
 	for k := range r.Scores {
@@ -85,7 +85,7 @@ func matchStats(agentsJSON []byte, scores []int64) ([]byte, *apiError) {
 	}
 	b, err := json.Marshal(out)
 	if err != nil { // a rating that is not finite: scores too large for float64's logarithms
-		return nil, badRequest("scores", "scores: the ratings are not finite numbers: %v", err)
+		return nil, env.FieldError("scores", "scores: the ratings are not finite numbers: %v", err)
 	}
 	return b, nil
 }

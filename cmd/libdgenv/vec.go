@@ -1,12 +1,9 @@
 package main
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -16,24 +13,6 @@ import (
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
-
-// apiError is what a failed call reports: the server's error codes and
-// message, so the Python side raises the same exception classes as over HTTP.
-type apiError struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
-}
-
-func (e *apiError) Error() string { return e.Message }
-
-func badRequest(field string, format string, args ...any) *apiError {
-	e := &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
-	if field != "" {
-		e.Details = map[string]any{"field": field}
-	}
-	return e
-}
 
 // vecRequest is the JSON a caller creates a batch with: the fields of the
 // server's POST /v1/sessions body (game is {"name", <params>}).
@@ -52,13 +31,9 @@ type vecRequest struct {
 	ObsDtype string `json:"obs_dtype"`
 	// MemoryBudget bounds, in bytes, what every live batch of the process
 	// may come to hold at worst, this one included (default
-	// defaultMemoryBudget).
+	// env.DefaultMemoryBudget, the server's default too).
 	MemoryBudget *int64 `json:"memory_budget"`
 }
-
-// defaultMemoryBudget is the in-process memory budget when a config names
-// none: the server's default limits.memory_budget (configs/, server/config.go).
-const defaultMemoryBudget = 2 << 30
 
 // reserved is the memory (env.CostOf) of every live batch of the process.
 var reserved = struct {
@@ -66,16 +41,14 @@ var reserved = struct {
 	bytes int64
 }{}
 
-// reserve counts cost against budget, or says why it does not fit.
-func reserve(cost, budget int64) *apiError {
+// reserve counts cost against budget, or says why it does not fit now
+// (env.PlanSession refused a batch over the whole budget).
+func reserve(cost, budget int64) *env.Error {
 	reserved.Lock()
 	defer reserved.Unlock()
-	details := map[string]any{"field": "memory_budget", "limit": budget, "bytes_needed": cost, "bytes_in_use": reserved.bytes}
-	if cost > budget {
-		return &apiError{Code: "too_large", Details: details, Message: fmt.Sprintf("a batch of these settings needs up to %s, more than the whole memory_budget (%s): use fewer envs, fewer deals, obs_dtype uint8 or packing \"bits\", or raise memory_budget", mib(cost), mib(budget))}
-	}
 	if reserved.bytes+cost > budget {
-		return &apiError{Code: "limit", Details: details, Message: fmt.Sprintf("memory_budget reached: this batch needs up to %s, and the live in-process batches hold %s of the %s memory_budget: close some, or raise memory_budget", mib(cost), mib(reserved.bytes), mib(budget))}
+		e := env.Errorf(env.CodeLimit, "memory_budget reached: this batch needs up to %s, and the live in-process batches hold %s of the %s memory_budget: close some, or raise memory_budget", env.MiB(cost), env.MiB(reserved.bytes), env.MiB(budget))
+		return e.With("field", "memory_budget").With("limit", budget).With("bytes_needed", cost).With("bytes_in_use", reserved.bytes)
 	}
 	reserved.bytes += cost
 	return nil
@@ -86,9 +59,6 @@ func release(cost int64) {
 	reserved.bytes -= cost
 	reserved.Unlock()
 }
-
-// mib formats bytes as MiB for messages.
-func mib(b int64) string { return fmt.Sprintf("%.0f MiB", math.Ceil(float64(b)/(1<<20))) }
 
 // gameRegistry is the games this library serves: the shipped ones, with
 // the policies loaded by dg_load_policies as bots of the card game.
@@ -101,16 +71,6 @@ func registry() *env.Registry {
 	gameRegistry.Lock()
 	defer gameRegistry.Unlock()
 	return gameRegistry.r
-}
-
-// engineError maps the engine's typed errors as the server does.
-func engineError(err error) *apiError {
-	field, msg := wire.Blame(err)
-	e := badRequest(field, "%s", msg)
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	return e
 }
 
 // piece is one output tensor inside the caller's arena.
@@ -159,123 +119,78 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-// newVecEnv checks a request as the server does and builds the batch.
-func newVecEnv(body []byte) (*vecEnv, *apiError) {
-	var req vecRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, badRequest("", "config: %v", err)
-	}
-	reg := registry()
-	name, _ := req.Game["name"].(string)
-	if v, ok := req.Game["name"]; ok && v != nil {
-		if _, isString := v.(string); !isString {
-			return nil, badRequest("game.name", "game.name: want a string")
-		}
+// newVecEnv decodes a config, plans the batch as the server does
+// (env.PlanSession) under the memory budget the config names, and builds
+// it.
+// splitGameSpec reads a game spec ({"name": ..., <params>}, as the
+// server's "game" field): the name ("" for the default game) and the
+// parameters given (nulls left out).
+func splitGameSpec(spec map[string]any) (string, map[string]any, *env.Error) {
+	name, isString := spec["name"].(string)
+	if v, ok := spec["name"]; ok && v != nil && !isString {
+		return "", nil, env.FieldError("game.name", "game.name: want a string")
 	}
 	given := map[string]any{}
-	for k, v := range req.Game {
+	for k, v := range spec {
 		if k != "name" && v != nil {
 			given[k] = v
 		}
 	}
-	typ, err := reg.Lookup(name)
-	if err != nil {
-		e := engineError(err)
-		e.Details["games"] = reg.Names()
+	return name, given, nil
+}
+
+func newVecEnv(body []byte) (*vecEnv, *env.Error) {
+	var req vecRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, env.FieldError("", "config: %v", err)
+	}
+	name, given, e := splitGameSpec(req.Game)
+	if e != nil {
 		return nil, e
 	}
-	g, err := typ.New(given)
-	if err != nil {
-		return nil, engineError(err)
-	}
-	n := 1
-	if req.NumEnvs != nil {
-		n = *req.NumEnvs
-	}
-	mode, err := env.ParseRewardMode(req.Reward)
-	if err != nil {
-		return nil, engineError(err)
-	}
-	packed := false
-	switch req.Packing {
-	case "", "none":
-	case "bits":
-		packed = true
-	default:
-		return nil, badRequest("packing", "packing %q: want \"none\" or \"bits\"", req.Packing)
-	}
-	obsDtype := "<u1"
-	switch req.ObsDtype {
-	case "", "<u1", "|u1":
-	case "<f4":
-		if packed {
-			return nil, badRequest("obs_dtype", "packing \"bits\" sends obs as bits: obs_dtype must be \"<u1\"")
-		}
-		obsDtype = "<f4"
-	default:
-		return nil, badRequest("obs_dtype", "obs_dtype %q: want \"<u1\" or \"<f4\"", req.ObsDtype)
-	}
-	var seed uint64
-	if req.Seed != nil {
-		seed = *req.Seed
-	} else {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		seed = binary.LittleEndian.Uint64(b[:])
-	}
-	vc := env.VecConfig{NumEnvs: n, Seed: seed, LearnerSeats: req.LearnerSeats, Opponent: req.Opponent,
-		Reward: mode, Workers: req.Workers, Packed: packed}
+	r := env.SessionRequest{Game: name, Params: given, NumEnvs: req.NumEnvs, Seed: req.Seed, LearnerSeats: req.LearnerSeats,
+		Opponent: req.Opponent, Reward: req.Reward, Packing: req.Packing, ObsDtype: req.ObsDtype, Workers: req.Workers}
 	if req.Opponents != nil {
-		if req.Opponent != "" {
-			return nil, badRequest("opponents", "opponent %q and opponents: give one bot for every other seat (opponent) or a bot per seat (opponents), not both", req.Opponent)
-		}
-		vc.Opponents = make([]string, len(req.Opponents))
+		r.Opponents = make([]string, len(req.Opponents))
 		for s, name := range req.Opponents {
 			if name != nil {
-				vc.Opponents[s] = *name
+				r.Opponents[s] = *name
 			}
 		}
-		if vc.Bots, err = reg.NewSeatBots(g, vc.Opponents); err != nil {
-			e := engineError(err)
-			e.Details["bots"] = reg.Bots(typ.Name)
-			return nil, e
-		}
 	}
-	if req.Opponent != "" {
-		if vc.Bot, err = reg.NewBot(g, req.Opponent); err != nil {
-			e := engineError(err)
-			e.Details["field"] = "opponent"
-			e.Details["bots"] = reg.Bots(typ.Name)
-			return nil, e
-		}
-	}
-	budget := int64(defaultMemoryBudget)
+	budget := int64(env.DefaultMemoryBudget)
 	if req.MemoryBudget != nil {
 		if budget = *req.MemoryBudget; budget < 1 {
-			return nil, badRequest("memory_budget", "memory_budget = %d: want a number of bytes > 0", budget)
+			return nil, env.FieldError("memory_budget", "memory_budget = %d: want a number of bytes > 0", budget)
 		}
 	}
-	// The engine's own checks (num_envs, seats, opponents) first, so the
-	// cost is worked out for a batch that could be built.
-	if _, err := vc.Check(g.NumPlayers()); err != nil {
-		return nil, engineError(err)
+	reg := registry()
+	plan, e := env.PlanSession(reg, r, env.Caps{MemoryBudget: budget, MemoryBudgetName: "the whole memory_budget",
+		MemoryBudgetField: "memory_budget", Seed: wire.RandomSeed})
+	if e != nil {
+		if e.Code == env.CodeTooLarge { // as a limit error, it says what the live batches hold
+			reserved.Lock()
+			e.With("bytes_in_use", reserved.bytes)
+			reserved.Unlock()
+		}
+		return nil, e
 	}
-	cost := env.CostOf(n, g, obsDtype == "<f4", packed).Bytes
+	cost := plan.Cost.Bytes
 	if e := reserve(cost, budget); e != nil {
 		return nil, e
 	}
-	v, err := env.NewVec(g, vc)
-	if err != nil {
+	v, e := plan.New()
+	if e != nil {
 		release(cost)
-		return nil, engineError(err)
+		return nil, e
 	}
 	// The spec tells the engine's dtype, as before; "<f4" widens the
 	// observation while it is copied into the arena (its piece says so).
-	e := wrapVec(v, wire.NewSpec(g, v, vc, "<u1"), obsDtype == "<f4")
-	e.bots = reg.Bots(typ.Name)
-	e.cost = cost
-	e.seedPick(seed)
-	return e, nil
+	ve := wrapVec(v, wire.NewSpec(plan.Game, v, plan.Config, env.ObsU1), plan.ObsDtype == env.ObsF4)
+	ve.bots = reg.Bots(plan.Game.Type().Name)
+	ve.cost = cost
+	ve.seedPick(plan.Config.Seed)
+	return ve, nil
 }
 
 func wrapVec(v env.Vec, spec wire.Spec, obsF32 bool) *vecEnv {
@@ -351,22 +266,22 @@ func (e *vecEnv) write(arena []byte) {
 
 // usable is nil, or the error of a call on a closed batch (freed while
 // the call was looking it up). Called with e.mu held.
-func (e *vecEnv) usable() *apiError {
+func (e *vecEnv) usable() *env.Error {
 	if e.closed {
-		return &apiError{Code: "not_found", Message: "batch handle: freed (closed while this call was on its way)"}
+		return &env.Error{Code: env.CodeNotFound, Message: "batch handle: freed (closed while this call was on its way)"}
 	}
 	return nil
 }
 
 // checkArena is nil when arena is exactly the arena's bytes.
-func (e *vecEnv) checkArena(arena []byte) *apiError {
+func (e *vecEnv) checkArena(arena []byte) *env.Error {
 	if len(arena) != e.bytes {
-		return badRequest("arena", "arena: %d bytes, want %d (dg_vec_info's arena.bytes)", len(arena), e.bytes)
+		return env.FieldError("arena", "arena: %d bytes, want %d (dg_vec_info's arena.bytes)", len(arena), e.bytes)
 	}
 	return nil
 }
 
-func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) *apiError {
+func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) *env.Error {
 	if err := e.checkArena(arena); err != nil {
 		return err
 	}
@@ -383,12 +298,24 @@ func (e *vecEnv) reset(seed uint64, hasSeed bool, arena []byte) *apiError {
 		e.v.ResetContinue()
 	}
 	e.untarget()
+	if err := e.v.Err(); err != nil {
+		return broken(err)
+	}
 	e.write(arena)
 	return nil
 }
 
+// broken is the error of a reset or step during which the batch's env
+// panicked (a bot's bug): internal, and the batch's games are half-stepped.
+func broken(err error) *env.Error {
+	e := env.FromEngine(err)
+	e.Code = env.CodeInternal
+	e.Message = fmt.Sprintf("internal error: %v: the batch is broken; close it and make a new one", err)
+	return e
+}
+
 // step plays actions (one per env) and writes the answer into arena.
-func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
+func (e *vecEnv) step(actions []int32, arena []byte) *env.Error {
 	if err := firstError(wantLen("actions", len(actions), e.spec.NumEnvs, "int32 [num_envs]"), e.checkArena(arena)); err != nil {
 		return err
 	}
@@ -401,16 +328,10 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 	err := e.v.Step(actions)
 	e.untarget()
 	if err != nil {
-		var ia *env.IllegalActionError
-		if errors.As(err, &ia) {
-			legal := ia.Legal
-			if legal == nil {
-				legal = []int{}
-			}
-			return &apiError{Code: "illegal_action", Message: fmt.Sprintf("%v; no env was stepped", err),
-				Details: map[string]any{"env": ia.Env, "player": ia.Player, "action": ia.Action, "legal": legal}}
+		if e.v.Err() != nil {
+			return broken(err)
 		}
-		return badRequest("", "%v", err)
+		return env.StepError(err)
 	}
 	e.write(arena)
 	return nil
@@ -420,7 +341,7 @@ func (e *vecEnv) step(actions []int32, arena []byte) *apiError {
 // current state into actions (len NumEnvs). Env i draws from the generator
 // of its chunk of pickChunk envs, so the draws do not depend on how many
 // goroutines share the work (one per core on a big batch).
-func (e *vecEnv) randomActions(actions []int32) *apiError {
+func (e *vecEnv) randomActions(actions []int32) *env.Error {
 	if err := wantLen("actions", len(actions), e.spec.NumEnvs, "int32 [num_envs]"); err != nil {
 		return err
 	}
@@ -435,7 +356,7 @@ func (e *vecEnv) randomActions(actions []int32) *apiError {
 	w := min(runtime.GOMAXPROCS(0), chunks)
 	if w <= 1 {
 		if bad := pickChunks(mask, na, actions, e.pick, 0, chunks); bad >= 0 {
-			return badRequest("", "env %d has no legal action (%v)", bad, e.v.Err())
+			return env.FieldError("", "env %d has no legal action (%v)", bad, e.v.Err())
 		}
 		return nil
 	}
@@ -452,7 +373,7 @@ func (e *vecEnv) randomActions(actions []int32) *apiError {
 	wg.Wait()
 	for _, bad := range bads {
 		if bad >= 0 {
-			return badRequest("", "env %d has no legal action (%v)", bad, e.v.Err())
+			return env.FieldError("", "env %d has no legal action (%v)", bad, e.v.Err())
 		}
 	}
 	return nil
@@ -529,7 +450,7 @@ func pickRow(row []uint8, rng *env.RNG) int32 {
 	return -1
 }
 
-func (e *vecEnv) record(k int) ([]byte, *apiError) {
+func (e *vecEnv) record(k int) ([]byte, *env.Error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.usable(); err != nil {
@@ -537,7 +458,7 @@ func (e *vecEnv) record(k int) ([]byte, *apiError) {
 	}
 	fin, cur, err := e.v.Record(k)
 	if err != nil {
-		return nil, badRequest("k", "%v", err)
+		return nil, env.FieldError("k", "%v", err)
 	}
 	b, _ := json.Marshal(map[string]any{"finished": wire.RecordOf(fin), "current": wire.RecordOf(cur)})
 	return b, nil

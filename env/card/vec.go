@@ -151,7 +151,7 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 	slices.Sort(seats)
 	if cfg.Opponents != nil {
 		if cfg.Opponent != "" || cfg.Bot != nil {
-			return nil, errors.New("opponents: give opponent (one bot for every other seat) or opponents (a bot per seat), not both")
+			return nil, errors.New("opponents: " + env.OneOpponentForm)
 		}
 		if seats, err = env.CheckOpponents(p, seats, cfg.Opponents); err != nil {
 			return nil, err

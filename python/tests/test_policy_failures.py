@@ -49,8 +49,8 @@ def test_non_finite_logits_fail_the_act_request(client) -> None:
 
 
 def test_a_session_against_it_fails(client) -> None:
-    # (In process a panic while stepping is still reported as bad_request by
-    # libdgenv's vec.go, where the HTTP server answers 500 internal.)
+    # (In process the panic is internal, as the HTTP server's 500, and its
+    # message carries the panic: libdgenv has no log.)
     with pytest.raises(dgenv.ServerError, match="non-finite logits"):
         with client.make(num_envs=2, seed=1, learner_seats=[0], opponent="policy:overflow") as env:
             env.reset()

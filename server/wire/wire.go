@@ -7,14 +7,14 @@ package wire
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/obs"
 )
@@ -108,25 +108,16 @@ func Spans(ss []obs.Span) []Span {
 }
 
 // Record is one game's record on the wire: the same fields for every
-// game (game, actions, returns, and seed when it replays the game), and
-// the card game's deals and totals.
+// game (game, actions, returns, and seed when it replays the game), then
+// the fields of the game's own record form (env.RecordFielder: the card
+// game's deals and totals), in order.
 type Record struct {
-	Game    GameSpec     `json:"game"`
-	Actions []int        `json:"actions"`
-	Returns []float64    `json:"returns"`
-	Seed    *uint64      `json:"seed,omitempty"`
-	Deals   []DealRecord `json:"deals,omitempty"`
-	Totals  []int        `json:"totals,omitempty"`
-}
-
-// DealRecord is one deal of a card game record.
-type DealRecord struct {
-	Dealer int      `json:"dealer"`
-	Hands  [][]int  `json:"hands"`
-	Plays  [][2]int `json:"plays"`
-	// Scores is null until the deal's 15th trick is taken.
-	Scores []int `json:"scores"`
-	Done   bool  `json:"done"`
+	Game    GameSpec  `json:"game"`
+	Actions []int     `json:"actions"`
+	Returns []float64 `json:"returns"`
+	Seed    *uint64   `json:"seed,omitempty"`
+	// Extra is the game's own fields, written after the others.
+	Extra []env.Field `json:"-"`
 }
 
 // RecordOf converts a record of the engine (nil stays nil).
@@ -145,31 +136,105 @@ func RecordOf(sr *env.Record) *Record {
 		seed := sr.Seed
 		g.Seed = &seed
 	}
-	r, ok := sr.Extra.(*card.Record)
-	if !ok {
-		return g
-	}
-	p := r.Params.Players
-	g.Deals, g.Totals = make([]DealRecord, len(r.Deals)), r.Totals()
-	for i := range r.Deals {
-		d := &r.Deals[i]
-		w := DealRecord{Dealer: d.Dealer, Hands: make([][]int, p), Plays: make([][2]int, d.NumPlays), Done: d.Done}
-		for s := range p {
-			h := make([]int, len(d.Hands[s]))
-			for j, c := range d.Hands[s] {
-				h[j] = int(c)
-			}
-			w.Hands[s] = h
-		}
-		for j := range d.NumPlays {
-			w.Plays[j] = [2]int{int(d.Plays[j].Seat), int(d.Plays[j].Card)}
-		}
-		if d.Done {
-			w.Scores = append([]int(nil), d.Scores[:p]...)
-		}
-		g.Deals[i] = w
+	if f, ok := sr.Extra.(env.RecordFielder); ok {
+		g.Extra = f.RecordFields()
 	}
 	return g
+}
+
+// recordFields is a Record's fields but Extra: encoded as the struct.
+type recordFields Record
+
+// MarshalJSON implements json.Marshaler: the fields, then Extra's.
+func (r Record) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(recordFields(r))
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	extra, err := json.Marshal(object(r.Extra))
+	if err != nil {
+		return nil, err
+	}
+	return append(append(b[:len(b)-1], ','), extra[1:]...), nil
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder: a map of the fields,
+// then Extra's (as the struct's fields would be, seed left out when nil).
+func (r *Record) EncodeMsgpack(enc *msgpack.Encoder) error {
+	n := 3 + len(r.Extra)
+	if r.Seed != nil {
+		n++
+	}
+	if err := enc.EncodeMapLen(n); err != nil {
+		return err
+	}
+	kv := []any{"game", r.Game, "actions", r.Actions, "returns", r.Returns}
+	if r.Seed != nil {
+		kv = append(kv, "seed", r.Seed)
+	}
+	for _, f := range r.Extra {
+		kv = append(kv, f.Name, wireValue(f.Value))
+	}
+	for _, x := range kv {
+		if err := enc.Encode(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// object is a game's fields as an object whose keys keep their order.
+type object []env.Field
+
+// wireValue is v with its objects (env.RecordFielder's forms) as object.
+func wireValue(v any) any {
+	switch v := v.(type) {
+	case []env.Field:
+		return object(v)
+	case [][]env.Field:
+		out := make([]object, len(v))
+		for i, o := range v {
+			out[i] = o
+		}
+		return out
+	}
+	return v
+}
+
+// MarshalJSON implements json.Marshaler.
+func (o object) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, f := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(wireValue(f.Value))
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (o object) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeMapLen(len(o)); err != nil {
+		return err
+	}
+	for _, f := range o {
+		if err := enc.EncodeString(f.Name); err != nil {
+			return err
+		}
+		if err := enc.Encode(wireValue(f.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewSpec describes a batch of game g built with vc (v is the Vec built).
@@ -207,8 +272,8 @@ func NewSpec(g env.Game, v env.Vec, vc env.VecConfig, obsDtype string) Spec {
 
 // Packing modes of a session's answers.
 const (
-	PackingNone = "none"
-	PackingBits = "bits"
+	PackingNone = env.PackingNone
+	PackingBits = env.PackingBits
 )
 
 // PolicyInfo is one entry of GET /v1/policies (and of libdgenv's list).
@@ -238,11 +303,6 @@ func PolicyInfoOf(name string, p *policy.Policy) PolicyInfo {
 func (g GameSpec) Int(key string) int {
 	n, _ := env.AsInt(g[key])
 	return n
-}
-
-// CardParams reads the card game's parameters from a GameSpec.
-func (g GameSpec) CardParams() card.Params {
-	return card.Params{Players: g.Int("players"), Deals: g.Int("deals"), FirstDealer: g.Int("first_dealer")}
 }
 
 // UnmarshalMsgpack decodes a msgpack answer of the server into wire types:
@@ -292,23 +352,26 @@ func normalize(m map[string]any) GameSpec {
 	return out
 }
 
-// Blame names the request field an engine error is about, as the wire
-// names it ("game.<param>", a VecConfig field, "opponent"), and its
-// message; field is "" when no field is to blame. The one mapping of the
-// engine's typed errors, used by the server and cmd/libdgenv.
-func Blame(err error) (field, message string) {
-	var pe *env.ParamError
-	var ce *env.ConfigError
-	var ub *env.UnknownBotError
-	switch {
-	case errors.As(err, &pe):
-		return "game." + pe.Name, fmt.Sprintf("game.%s = %#v: %s", pe.Name, pe.Value, pe.Reason)
-	case errors.As(err, &ce):
-		return ce.Field, err.Error()
-	case errors.As(err, &ub):
-		return "opponent", err.Error()
-	}
-	return "", err.Error()
+// Error is a coded error as the in-process library reports it:
+// {"code", "message", "details"} (the server sends the same fields as
+// {"error": {"code", "message", <details>}}).
+type Error struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// ErrorOf converts a coded error.
+func ErrorOf(e *env.Error) Error {
+	return Error{Code: string(e.Code), Message: e.Message, Details: e.Details}
+}
+
+// RandomSeed draws the seed of a session created without one (it is
+// reported in the spec, so the run can be repeated).
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // GameInfo is one entry of GET /v1/games (and libdgenv's dg_games).
