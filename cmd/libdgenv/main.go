@@ -39,7 +39,6 @@ import (
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
@@ -106,7 +105,9 @@ func dg_live_handles() C.int64_t { return C.int64_t(liveHandles()) }
 
 //export dg_bots
 func dg_bots(buf *C.char, capacity C.int64_t) C.int64_t {
-	b, _ := json.Marshal(registry().Bots(card.GameName))
+	reg := registry()
+	t, _ := reg.Lookup("") // the default game (the first registered); dg_games lists every game's bots
+	b, _ := json.Marshal(reg.Bots(t.Name))
 	return putBytes(buf, capacity, b)
 }
 

@@ -402,3 +402,13 @@ class _no_error:
 
     def __exit__(self, *exc: object) -> bool:
         return False
+
+
+def test_bots_of_any_game_come_from_the_engines_registry(local) -> None:
+    games = {g.name for g in local.games()}
+    assert {"david_goliath", "duel"} <= games
+    assert local.bots() == local.bots("david_goliath")  # the default game's
+    assert "search" in local.bots() and "heuristic" in local.bots("duel")
+    with pytest.raises(dgenv.BadRequest, match="unknown") as e:
+        local.bots("no_such_game")
+    assert e.value.details["field"] == "game" and "duel" in e.value.details["games"]

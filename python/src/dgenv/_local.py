@@ -77,9 +77,17 @@ class LocalClient(EnvClient):
         """Always True."""
         return True
 
-    def bots(self) -> list[str]:
-        """Names of the bots an env's ``opponent`` may be (``policy:<name>`` for loaded policies)."""
-        return _capi.call_json(self._lib.dg_bots)
+    def bots(self, game: Optional[str] = None) -> list[str]:
+        """Names of the bots an env's ``opponent`` may be in ``game`` (default: the default game), ``policy:<name>`` for loaded policies."""
+        if game is None:
+            return _capi.call_json(self._lib.dg_bots)
+        games = _capi.call_json(self._lib.dg_games)["games"]
+        for g in games:
+            if g["name"] == game:
+                return list(g["bots"])
+        names = [g["name"] for g in games]
+        raise BadRequest(f"game {game!r}: unknown (known: {', '.join(names)})", code="bad_request",
+                         details={"field": "game", "games": names})
 
     def games(self) -> list[GameInfo]:
         """The games this library plays (:meth:`dgenv.Client.games`'s answer): names, parameters and spaces."""
