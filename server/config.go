@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
@@ -190,8 +190,8 @@ func (c *Config) Validate() error {
 	if l.MaxSessions < 1 {
 		bad("limits.max_sessions", l.MaxSessions, "must be >= 1")
 	}
-	if l.MaxEnvsPerSession < 1 || l.MaxEnvsPerSession > card.MaxNumEnvs {
-		bad("limits.max_envs_per_session", l.MaxEnvsPerSession, fmt.Sprintf("must be 1..%d", card.MaxNumEnvs))
+	if l.MaxEnvsPerSession < 1 || l.MaxEnvsPerSession > env.MaxNumEnvs {
+		bad("limits.max_envs_per_session", l.MaxEnvsPerSession, fmt.Sprintf("must be 1..%d", env.MaxNumEnvs))
 	}
 	if l.MaxEnvsTotal < 1 {
 		bad("limits.max_envs_total", l.MaxEnvsTotal, "must be >= 1")
@@ -247,8 +247,8 @@ func (c *Config) Validate() error {
 	if c.Engine.Workers < 0 {
 		bad("engine.workers", c.Engine.Workers, "must be >= 0 (0 = GOMAXPROCS)")
 	}
-	if c.Policies.MaxActRows < 1 || c.Policies.MaxActRows > card.MaxNumEnvs {
-		bad("policies.max_act_rows", c.Policies.MaxActRows, fmt.Sprintf("must be 1..%d", card.MaxNumEnvs))
+	if c.Policies.MaxActRows < 1 || c.Policies.MaxActRows > env.MaxNumEnvs {
+		bad("policies.max_act_rows", c.Policies.MaxActRows, fmt.Sprintf("must be 1..%d", env.MaxNumEnvs))
 	}
 	for name, pin := range c.Policies.Pins {
 		if !policy.NamePattern.MatchString(name) {

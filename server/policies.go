@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
@@ -140,7 +139,7 @@ func (s *Server) act(c *gin.Context) {
 	// (seed, row), so the answer does not depend on the split.
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
 	var wg sync.WaitGroup
-	var failed atomic.Pointer[card.PanicError]
+	var failed atomic.Pointer[env.PanicError]
 	var nonFinite atomic.Pointer[error]
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
@@ -150,7 +149,7 @@ func (s *Server) act(c *gin.Context) {
 			// A panic here would end the process: catch it, answer 500.
 			defer func() {
 				if p := recover(); p != nil {
-					failed.CompareAndSwap(nil, card.Recovered(p))
+					failed.CompareAndSwap(nil, env.Recovered(p))
 				}
 			}()
 			if testHookAct != nil {
