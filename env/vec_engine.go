@@ -304,6 +304,12 @@ func (v *engine) chunk(id int) {
 }
 
 func (v *engine) resetEnv(i int, sc *worker) {
+	if !v.stream && v.prev[i] == nil {
+		// The state the first finished game swaps in, made here rather
+		// than in a step: a Resetter game then never allocates a state
+		// while stepping.
+		v.prev[i] = v.g.NewInitialState(gameSeed(v.seed, i, 0))
+	}
 	clear(v.rewards[i*v.p : (i+1)*v.p])
 	clear(v.scores[i*v.p : (i+1)*v.p])
 	v.done[i] = 0
@@ -339,11 +345,15 @@ func (v *engine) newGame(i int, restart bool) {
 	}
 	seed := gameSeed(v.seed, i, v.games[i])
 	v.games[i]++
-	if v.cur[i] != nil && v.cur[i].IsTerminal() {
+	if v.cur[i] == nil {
+		v.cur[i] = v.g.NewInitialState(seed)
+		return
+	}
+	if v.cur[i].IsTerminal() {
 		v.cur[i], v.prev[i] = v.prev[i], v.cur[i]
 		v.ended[i] = true
 	}
-	if r, ok := v.cur[i].(Resetter); ok && v.cur[i] != nil {
+	if r, ok := v.cur[i].(Resetter); ok {
 		r.Reset(seed)
 		return
 	}
