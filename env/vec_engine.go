@@ -361,6 +361,9 @@ func (v *engine) newGame(i int, restart bool) {
 }
 
 func (v *engine) playOpponents(i int, sc *worker) {
+	if len(v.seats) == v.p { // self-play: every seat is the caller's
+		return
+	}
 	for s := v.cur[i]; !s.IsTerminal() && !v.learner[s.CurrentPlayer()]; s = v.cur[i] {
 		v.play(i, v.bots[s.CurrentPlayer()].Act(s, &v.rng[i]), sc)
 	}
