@@ -34,7 +34,10 @@ type engine struct {
 	games  []uint64 // games started in env i since the reset
 	stream bool     // the states are StreamStates
 	reward bool     // the states are StepRewarders
-	bitsW  bool     // packed, and the states are BitsWriters
+	// rewarders is cur as StepRewarders, for a StreamGame's (a state per
+	// env for good): no type assertion per action
+	rewarders []StepRewarder
+	bitsW     bool // packed, and the states are BitsWriters
 
 	obsB, mask            []uint8
 	obsOwn                []uint8 // the own observation buffer (obsB without a target)
@@ -107,6 +110,12 @@ func newEngine(g Game, cfg VecConfig) (*engine, error) {
 		probe = g.NewInitialState(gameSeed(cfg.Seed, 0, 0))
 	}
 	_, v.reward = probe.(StepRewarder)
+	if v.reward && v.stream {
+		v.rewarders = make([]StepRewarder, n)
+		for i, s := range v.cur {
+			v.rewarders[i] = s.(StepRewarder)
+		}
+	}
 	w := cfg.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
@@ -374,9 +383,13 @@ func (v *engine) playOpponents(i int, sc *worker) {
 func (v *engine) play(i int, a int, sc *worker) {
 	s := v.cur[i]
 	rew := v.rewards[i*v.p : (i+1)*v.p]
-	if v.reward {
-		s.(StepRewarder).ApplyRewarded(a, v.cfg.Reward, rew)
-	} else {
+	var terminal bool
+	switch {
+	case v.rewarders != nil:
+		terminal = v.rewarders[i].ApplyRewarded(a, v.cfg.Reward, rew)
+	case v.reward:
+		terminal = s.(StepRewarder).ApplyRewarded(a, v.cfg.Reward, rew)
+	default:
 		before, after := sc.ret[:v.p], sc.ret[v.p:]
 		s.WriteReturns(before)
 		s.ApplyUnchecked(a)
@@ -393,8 +406,9 @@ func (v *engine) play(i int, a int, sc *worker) {
 			}
 			rew[seat] += float32(r)
 		}
+		terminal = s.IsTerminal()
 	}
-	if !s.IsTerminal() {
+	if !terminal {
 		return
 	}
 	v.done[i] = 1

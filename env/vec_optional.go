@@ -13,9 +13,10 @@ package env
 // points, which its seeded batch outputs have always been, and it spares
 // two WriteReturns per action.
 type StepRewarder interface {
-	// ApplyRewarded plays the legal action a (as ApplyUnchecked) and adds
-	// each seat's reward for it under mode to rew[:NumPlayers].
-	ApplyRewarded(a int, mode RewardMode, rew []float32)
+	// ApplyRewarded plays the legal action a (as ApplyUnchecked), adds
+	// each seat's reward for it under mode to rew[:NumPlayers], and
+	// reports whether the game is over (IsTerminal).
+	ApplyRewarded(a int, mode RewardMode, rew []float32) (terminal bool)
 }
 
 // BitsWriter is implemented by states that write their observation

@@ -61,11 +61,11 @@ func (s *SpielState) Records() (finished, current *env.Record) {
 
 // ApplyRewarded implements env.StepRewarder: at a deal's end each seat
 // gets its deal points (or those less the others' mean), in float32.
-func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) {
+func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) bool {
 	st := s.S
 	st.apply(a)
 	if !st.dealEnded {
-		return
+		return false
 	}
 	p := len(rew)
 	var sum int32
@@ -79,6 +79,7 @@ func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) {
 		}
 		rew[seat] += r
 	}
+	return st.terminal
 }
 
 // WriteObservationBits implements env.BitsWriter: the packed observation
