@@ -11,22 +11,27 @@ import (
 // MaskBytes is the size of one packed legal-action mask: 90 bits.
 const MaskBytes = (NumActions + 7) / 8
 
-// NewStreamStates implements env.StreamGame: the states of n envs, their
-// card-game States, SpielStates and rings of two records each allocated in
-// one block. Each env deals all its games from one stream (a Reset with
-// seed derives it from (seed, 2i), its bots' from (seed, 2i+1)).
+// NewStreamStates implements env.StreamGame: the states of n envs in one
+// block, each env's SpielState next to its State (one pointer hop less
+// per call: measured at N = 4096), and their rings of two records each in
+// another. Each env deals all its games from one stream (a Reset with seed
+// derives it from (seed, 2i), its bots' from (seed, 2i+1)).
 func (g *SpielGame) NewStreamStates(n int) []env.StreamState {
-	states := make([]State, n)
-	spiel := make([]SpielState, n)
+	type slot struct {
+		sp SpielState
+		st State
+	}
+	slots := make([]slot, n)
 	rings := make([][2]Record, n)
 	out := make([]env.StreamState, n)
 	for i := range n {
 		for k := range rings[i] {
 			rings[i][k].reset(g.G.params)
 		}
-		states[i].game = g.G
-		spiel[i] = SpielState{S: &states[i], g: g, ring: &rings[i]}
-		out[i] = &spiel[i]
+		sl := &slots[i]
+		sl.st.game = g.G
+		sl.sp = SpielState{S: &sl.st, g: g, ring: &rings[i]}
+		out[i] = &sl.sp
 	}
 	return out
 }
