@@ -37,7 +37,8 @@ type engine struct {
 	// rewarders is cur as StepRewarders, for a StreamGame's (a state per
 	// env for good): no type assertion per action
 	rewarders []StepRewarder
-	bitsW     bool // packed, and the states are BitsWriters
+	rows      []RowWriter // likewise cur as RowWriters
+	bitsW     bool        // packed, and the states are BitsWriters
 
 	obsB, mask            []uint8
 	obsOwn                []uint8 // the own observation buffer (obsB without a target)
@@ -114,6 +115,12 @@ func newEngine(g Game, cfg VecConfig) (*engine, error) {
 		v.rewarders = make([]StepRewarder, n)
 		for i, s := range v.cur {
 			v.rewarders[i] = s.(StepRewarder)
+		}
+	}
+	if _, ok := probe.(RowWriter); ok && v.stream {
+		v.rows = make([]RowWriter, n)
+		for i, s := range v.cur {
+			v.rows[i] = s.(RowWriter)
 		}
 	}
 	w := cfg.Workers
@@ -423,15 +430,33 @@ func (v *engine) play(i int, a int, sc *worker) {
 
 // emit writes env i's player, mask and observation.
 func (v *engine) emit(i int, sc *worker) {
+	m := v.mask[i*v.a : (i+1)*v.a]
+	if v.rows != nil {
+		var row []uint8
+		if !v.cfg.Packed {
+			row = v.obsB[i*v.d : (i+1)*v.d]
+		}
+		p := v.rows[i].WriteRow(m, row)
+		v.player[i] = int8(p)
+		if v.cfg.Packed {
+			v.emitPacked(i, p, m, sc)
+		}
+		return
+	}
 	s := v.cur[i]
 	p := s.CurrentPlayer()
 	v.player[i] = int8(p)
-	m := v.mask[i*v.a : (i+1)*v.a]
 	s.WriteMask(m)
 	if !v.cfg.Packed {
 		s.WriteObservation(v.obsB[i*v.d:(i+1)*v.d], p)
 		return
 	}
+	v.emitPacked(i, p, m, sc)
+}
+
+// emitPacked writes env i's packed observation (of seat p) and mask bits.
+func (v *engine) emitPacked(i, p int, m []uint8, sc *worker) {
+	s := v.cur[i]
 	pk := &v.packing
 	bits, extra := v.bits[i*pk.Bytes:(i+1)*pk.Bytes], v.extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes]
 	if v.bitsW {

@@ -87,6 +87,17 @@ func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) bo
 	return st.terminal
 }
 
+// WriteRow implements env.RowWriter.
+func (s *SpielState) WriteRow(mask, obs []uint8) int {
+	st := s.S
+	p := st.CurrentPlayer()
+	st.WriteMask(mask)
+	if obs != nil {
+		st.game.layout.EncodePlanes(obs, &st.b, &st.pl, p)
+	}
+	return p
+}
+
 // WriteObservationBits implements env.BitsWriter: the packed observation
 // encoded straight from the table's bit sets.
 func (s *SpielState) WriteObservationBits(bits, extra []uint8, player int) {
