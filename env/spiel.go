@@ -14,10 +14,12 @@
 // ApplyUnchecked (the fast path), Clone, Serialize, Returns, and the
 // observation of any seat.
 //
-// The vectorised env (Vec) steps N States at once with opponents played by
-// Bots. A game may bring its own batch kernel (the Vectorizer interface: the
-// card game does, for its allocation-free bit-set encoder); every other game
-// gets NewVec, written against State alone.
+// The vectorised env (Vec, built by NewVec) steps N States at once with
+// opponents played by Bots: one engine for every game, with its workers,
+// skip, auto-reset, observation targets, rewards and records. A game adds
+// speed or exactness through narrow optional interfaces the engine calls
+// per env (vec_optional.go: the card game's bit-set encoder, its float32
+// deal rewards, its one random stream and ring of records per env).
 //
 // Registries are values: a server, a benchmark or a test builds the Registry
 // it serves. Nothing here is process-global. The package is pure: no I/O.

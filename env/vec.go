@@ -3,7 +3,6 @@ package env
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime/debug"
 	"slices"
 
@@ -76,8 +75,11 @@ type VecConfig struct {
 	Opponents []string
 	Bots      []Bot
 	Reward    RewardMode
-	Workers   int // 0: GOMAXPROCS (a game's own kernel may use them)
-	Packed    bool
+	// Workers is the number of goroutines stepping the batch, each a
+	// contiguous chunk of envs (0: GOMAXPROCS; at most one per 64 envs).
+	// Results never depend on it. The bots are shared by the workers.
+	Workers int
+	Packed  bool
 }
 
 // Check validates the parts of cfg every Vec shares, for a game of p
@@ -224,21 +226,15 @@ type Vec interface {
 	// Record returns env k's last finished game (nil before one ends) and
 	// the game in progress.
 	Record(k int) (finished, current *Record, err error)
+	// State is env k's game in progress, for reading (a caller must not
+	// change it); valid until the next Reset or Step.
+	State(k int) State
 }
 
-// Vectorizer is implemented by games that bring their own batch kernel.
-type Vectorizer interface {
-	NewVec(cfg VecConfig) (Vec, error)
-}
-
-// NewVec builds a Vec of g: the game's own kernel if it has one, else the
-// generic one.
-func NewVec(g Game, cfg VecConfig) (Vec, error) {
-	if v, ok := g.(Vectorizer); ok {
-		return v.NewVec(cfg)
-	}
-	return newGenericVec(g, cfg)
-}
+// NewVec builds the batch engine of g (the one engine of every game): the
+// engine checks once here which optional interfaces g and its states
+// implement (vec_optional.go) and uses them per env.
+func NewVec(g Game, cfg VecConfig) (Vec, error) { return newEngine(g, cfg) }
 
 // ErrIllegalAction is wrapped by every *IllegalActionError.
 var ErrIllegalAction = errors.New("illegal action")
@@ -269,287 +265,18 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic while stepping: %v", e.Value) }
 
+// Recovered turns a value from recover() into a *PanicError, keeping the
+// stack of a panic already caught and passed on. Call it in the deferred
+// function that recovered, so the stack is the panicking one.
+func Recovered(p any) *PanicError {
+	if e, ok := p.(*PanicError); ok {
+		return e
+	}
+	return &PanicError{Value: p, Stack: debug.Stack()}
+}
+
 // Resetter is implemented by states that can start a new game in place
 // (no allocation per game).
 type Resetter interface {
 	Reset(seed uint64)
-}
-
-// genericVec is the Vec of a game with no kernel of its own: one goroutine,
-// the State interface, two states per env (the game in progress and the
-// last finished one, kept for Record).
-type genericVec struct {
-	g                     Game
-	n, p, a, d            int
-	learner               []bool
-	bots                  []Bot // per seat, nil for learner seats
-	seats                 []int
-	cfg                   VecConfig
-	cur, prev             []State
-	ended                 []bool // prev holds a finished game
-	rng                   []RNG
-	seed                  uint64
-	games                 []uint64 // games started in env i since the reset
-	ret                   []float64
-	obsB, mask            []uint8
-	obsOwn                []uint8 // the own observation buffer (obsB without a target)
-	target                bool    // obsB is a caller's (SetObsTarget)
-	rewrite               bool    // write every env's row at the next Step (obsOwn missed steps of a target)
-	bits, extra, maskBits []uint8
-	packing               obs.Packing
-	player                []int8
-	rewards               []float32
-	done                  []uint8
-	scores                []int32
-	episode               []int64
-	scratch               []uint8 // one observation, for packing
-	failed                *PanicError
-	closed                bool
-}
-
-func newGenericVec(g Game, cfg VecConfig) (Vec, error) {
-	p := g.NumPlayers()
-	seats, err := cfg.Check(p)
-	if err != nil {
-		return nil, err
-	}
-	cfg.LearnerSeats = seats
-	n, a, d := cfg.NumEnvs, g.NumDistinctActions(), g.Observation().Size
-	v := &genericVec{g: g, n: n, p: p, a: a, d: d, cfg: cfg, learner: make([]bool, p),
-		cur: make([]State, n), prev: make([]State, n), ended: make([]bool, n), rng: make([]RNG, n),
-		games: make([]uint64, n), ret: make([]float64, 2*p), mask: make([]uint8, n*a),
-		player: make([]int8, n), rewards: make([]float32, n*p), done: make([]uint8, n),
-		scores: make([]int32, n*p), episode: make([]int64, n)}
-	for s := range p {
-		v.learner[s] = len(seats) == 0 || slices.Contains(seats, s)
-		if v.learner[s] {
-			v.seats = append(v.seats, s)
-		}
-	}
-	v.bots = cfg.SeatBots(p, v.learner)
-	if cfg.Packed {
-		v.packing = g.Observation().Packing()
-		v.bits = make([]uint8, n*v.packing.Bytes)
-		v.extra = make([]uint8, n*v.packing.ExtraBytes)
-		v.maskBits = make([]uint8, n*obs.PackedLen(a))
-		v.scratch = make([]uint8, d)
-	} else {
-		v.obsOwn = make([]uint8, n*d)
-		v.obsB = v.obsOwn
-	}
-	v.Reset(cfg.Seed)
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-func (v *genericVec) Game() Game           { return v.g }
-func (v *genericVec) NumEnvs() int         { return v.n }
-func (v *genericVec) LearnerSeats() []int  { return slices.Clone(v.seats) }
-func (v *genericVec) Obs() []uint8         { return v.obsB }
-func (v *genericVec) Mask() []uint8        { return v.mask }
-func (v *genericVec) Player() []int8       { return v.player }
-func (v *genericVec) Rewards() []float32   { return v.rewards }
-func (v *genericVec) Done() []uint8        { return v.done }
-func (v *genericVec) Scores() []int32      { return v.scores }
-func (v *genericVec) Episode() []int64     { return v.episode }
-func (v *genericVec) ObsBits() []uint8     { return v.bits }
-func (v *genericVec) ObsExtra() []uint8    { return v.extra }
-func (v *genericVec) MaskBits() []uint8    { return v.maskBits }
-func (v *genericVec) Packing() obs.Packing { return v.packing }
-func (v *genericVec) Close()               { v.closed = true }
-
-func (v *genericVec) Err() error {
-	if v.failed != nil {
-		return v.failed
-	}
-	return nil
-}
-
-// gameSeed is the seed of env i's k-th game: splitmix64 of (seed, i, k).
-func gameSeed(seed uint64, i int, k uint64) uint64 {
-	z := seed ^ (uint64(i)+1)*0x9E3779B97F4A7C15 ^ (k+1)*0xBF58476D1CE4E5B9
-	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
-	z = (z ^ z>>27) * 0x94D049BB133111EB
-	return z ^ z>>31
-}
-
-func (v *genericVec) guard(f func()) {
-	if v.failed != nil {
-		return
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			if e, ok := p.(*PanicError); ok {
-				v.failed = e
-			} else {
-				v.failed = &PanicError{Value: p, Stack: debug.Stack()}
-			}
-		}
-	}()
-	f()
-}
-
-func (v *genericVec) Reset(seed uint64) {
-	v.seed = seed
-	for i := range v.n {
-		v.rng[i] = NewRNG(seed, uint64(i))
-		v.games[i] = 0
-		v.ended[i] = false
-	}
-	v.ResetContinue()
-}
-
-func (v *genericVec) ResetContinue() {
-	v.guard(func() {
-		for i := range v.n {
-			v.episode[i] = 0
-			v.done[i] = 0
-			clear(v.rewards[i*v.p : (i+1)*v.p])
-			clear(v.scores[i*v.p : (i+1)*v.p])
-			v.newGame(i)
-			v.playOpponents(i)
-			v.emit(i)
-		}
-	})
-	v.rewrite = v.target
-}
-
-// newGame starts env i's next game in cur, keeping a finished one in prev.
-func (v *genericVec) newGame(i int) {
-	seed := gameSeed(v.seed, i, v.games[i])
-	v.games[i]++
-	if v.cur[i] != nil && v.cur[i].IsTerminal() {
-		v.cur[i], v.prev[i] = v.prev[i], v.cur[i]
-		v.ended[i] = true
-	}
-	if r, ok := v.cur[i].(Resetter); ok && v.cur[i] != nil {
-		r.Reset(seed)
-		return
-	}
-	v.cur[i] = v.g.NewInitialState(seed)
-}
-
-func (v *genericVec) Step(actions []int32) error {
-	if v.closed {
-		return errors.New("vec: closed")
-	}
-	if v.failed != nil {
-		return v.failed
-	}
-	if len(actions) != v.n {
-		return fmt.Errorf("%d actions for %d envs", len(actions), v.n)
-	}
-	for i, a := range actions {
-		if a == Skip {
-			continue
-		}
-		if a < 0 || int(a) >= v.a || v.mask[i*v.a+int(a)] == 0 {
-			return &IllegalActionError{Env: i, Player: int(v.player[i]), Action: int(a), Legal: LegalActions(v.cur[i])}
-		}
-	}
-	v.guard(func() {
-		for i, a := range actions {
-			rew := v.rewards[i*v.p : (i+1)*v.p]
-			clear(rew)
-			if v.done[i] != 0 {
-				clear(v.scores[i*v.p : (i+1)*v.p])
-				v.done[i] = 0
-			}
-			if a == Skip {
-				if v.rewrite { // write the unchanged state's row (a caller's buffer, or the own one after one)
-					v.emit(i)
-				}
-				continue
-			}
-			v.play(i, int(a))
-			v.playOpponents(i)
-			v.emit(i)
-		}
-	})
-	v.rewrite = v.target
-	return v.Err()
-}
-
-func (v *genericVec) playOpponents(i int) {
-	for s := v.cur[i]; !s.IsTerminal() && !v.learner[s.CurrentPlayer()]; s = v.cur[i] {
-		v.play(i, v.bots[s.CurrentPlayer()].Act(s, &v.rng[i]))
-	}
-}
-
-// play applies a to env i, adds the change of returns to the rewards, and
-// on the game's end reports it and starts the next.
-func (v *genericVec) play(i int, a int) {
-	s := v.cur[i]
-	before, after := v.ret[:v.p], v.ret[v.p:]
-	s.WriteReturns(before)
-	s.ApplyUnchecked(a)
-	s.WriteReturns(after)
-	rew := v.rewards[i*v.p : (i+1)*v.p]
-	var sum float64
-	for seat := range v.p {
-		after[seat] -= before[seat]
-		sum += after[seat]
-	}
-	for seat := range v.p {
-		r := after[seat]
-		if v.cfg.Reward == RewardZeroSum {
-			r = ZeroSum(r, sum, v.p)
-		}
-		rew[seat] += float32(r)
-	}
-	if !s.IsTerminal() {
-		return
-	}
-	v.done[i] = 1
-	s.WriteReturns(after)
-	for seat := range v.p {
-		v.scores[i*v.p+seat] = int32(math.Round(after[seat]))
-	}
-	v.episode[i]++
-	v.newGame(i)
-}
-
-func (v *genericVec) emit(i int) {
-	s := v.cur[i]
-	p := s.CurrentPlayer()
-	v.player[i] = int8(p)
-	m := v.mask[i*v.a : (i+1)*v.a]
-	s.WriteMask(m)
-	if v.cfg.Packed {
-		s.WriteObservation(v.scratch, p)
-		pk := &v.packing
-		obs.PackBits(v.bits[i*pk.Bytes:(i+1)*pk.Bytes], v.scratch)
-		pk.PackExtra(v.extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes], v.scratch)
-		mb := obs.PackedLen(v.a)
-		obs.PackBits(v.maskBits[i*mb:(i+1)*mb], m)
-		return
-	}
-	s.WriteObservation(v.obsB[i*v.d:(i+1)*v.d], p)
-}
-
-func (v *genericVec) SetObsTarget(dst []uint8) error {
-	if dst == nil {
-		v.obsB, v.target = v.obsOwn, false
-		return nil
-	}
-	if v.cfg.Packed {
-		return errors.New("vec: a packed Vec has no observation rows to redirect")
-	}
-	if len(dst) != len(v.obsOwn) {
-		return fmt.Errorf("vec: observation target of %d bytes, want %d (N x D)", len(dst), len(v.obsOwn))
-	}
-	v.obsB, v.target, v.rewrite = dst, true, true
-	return nil
-}
-
-func (v *genericVec) Record(k int) (finished, current *Record, err error) {
-	if k < 0 || k >= v.n {
-		return nil, nil, &ConfigError{"k", k, fmt.Sprintf("env must be 0..%d", v.n-1)}
-	}
-	if v.ended[k] && v.episode[k] > 0 {
-		finished = RecordOf(v.prev[k])
-	}
-	return finished, RecordOf(v.cur[k]), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -473,7 +474,7 @@ func TestStepSkip(t *testing.T) {
 	d := len(cur.Obs.Data) / n
 	for round, ct := range []string{ctMsgpack, ctJSON} {
 		actions := legalActions(cur.Mask.Data, n, func(i, k int) int { return 0 })
-		actions[1] = card.Skip
+		actions[1] = env.Skip
 		var body []byte
 		if ct == ctJSON {
 			body = js(t, map[string]any{"actions": []int{int(actions[0]), -1, int(actions[2])}})

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -150,7 +149,7 @@ func (s *Server) act(c *gin.Context) {
 			// A panic here would end the process: catch it, answer 500.
 			defer func() {
 				if p := recover(); p != nil {
-					failed.CompareAndSwap(nil, &env.PanicError{Value: p, Stack: debug.Stack()})
+					failed.CompareAndSwap(nil, env.Recovered(p))
 				}
 			}()
 			if testHookAct != nil {

@@ -157,33 +157,35 @@ func runInProc(c config) error {
 	return nil
 }
 
-// vec is what the benchmark steps: the card game's VecEnv or any game's env.Vec.
+// vec is what the benchmark steps: any game's env.Vec.
 type vec interface {
 	Mask() []uint8
 	Step(actions []int32) error
 	Close()
 }
 
-// newVec builds the batch of c.game: the card game's own VecEnv (with
-// -players), any other game of the registry through env.NewVec with its
-// registered bot as the opponent.
+// newVec builds the batch of c.game through the registry and env.NewVec
+// (the one engine of every game), with the game's registered bot as the
+// opponent; the card game takes -players.
 func newVec(c config, seats []int) (vec, error) {
 	opp := ""
 	if seats != nil {
 		opp = c.opp
 	}
-	if c.cardGame() {
-		return card.NewVecEnv(card.VecConfig{
-			Params: card.Params{Players: c.players}, NumEnvs: c.envs, Seed: c.seed,
-			LearnerSeats: seats, Opponent: opp, Workers: c.workers, Packed: c.packing == "bits",
-		})
-	}
 	reg := games.Default()
-	typ, err := reg.Lookup(c.game)
+	name := c.game
+	if c.cardGame() {
+		name = card.GameName
+	}
+	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	g, err := typ.New(map[string]any{})
+	params := map[string]any{}
+	if c.cardGame() {
+		params["players"] = c.players
+	}
+	g, err := typ.New(params)
 	if err != nil {
 		return nil, err
 	}
@@ -194,12 +196,7 @@ func newVec(c config, seats []int) (vec, error) {
 			return nil, err
 		}
 	}
-	v, err := env.NewVec(g, cfg)
-	if err != nil {
-		return nil, err
-	}
-	v.Reset(c.seed)
-	return v, nil
+	return env.NewVec(g, cfg)
 }
 
 // playersOf is the seat count to report: -players for the card game, the

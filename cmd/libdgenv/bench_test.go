@@ -30,7 +30,7 @@ func BenchmarkStepAndCopy(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				for i := range acts {
-					legal = e.v.(*card.SpielVec).V.State(i).AppendLegalActions(legal[:0])
+					legal = e.v.State(i).AppendLegalActions(legal[:0])
 					acts[i] = int32(legal[rng.IntN(len(legal))])
 				}
 				if copyOut {
@@ -62,7 +62,7 @@ func BenchmarkStepOne(b *testing.B) {
 			var legal []card.Action
 			b.ReportAllocs()
 			for range b.N {
-				legal = e.v.(*card.SpielVec).V.State(0).AppendLegalActions(legal[:0])
+				legal = e.v.State(0).AppendLegalActions(legal[:0])
 				acts[0] = int32(legal[rng.IntN(len(legal))])
 				if err := e.step(acts, arena); err != nil {
 					b.Fatal(err)

@@ -60,22 +60,22 @@ func BenchmarkVecStep(b *testing.B) {
 	const n = 4096
 	for p := card.MinPlayers; p <= card.MaxPlayers; p++ {
 		b.Run(fmt.Sprintf("players=%d", p), func(b *testing.B) {
-			benchVec(b, card.VecConfig{Params: card.Params{Players: p}, NumEnvs: n, Seed: 1})
+			benchVec(b, vecConfig{Params: card.Params{Players: p}, NumEnvs: n, Seed: 1})
 		})
 	}
 	b.Run("players=4/learner=0/opponent=heuristic", func(b *testing.B) {
-		benchVec(b, card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "heuristic"})
+		benchVec(b, vecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "heuristic"})
 	})
 	b.Run("players=4/learner=0/opponent=random", func(b *testing.B) {
-		benchVec(b, card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random"})
+		benchVec(b, vecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, LearnerSeats: []int{0}, Opponent: "random"})
 	})
 	b.Run("players=4/learner=0/opponents=heuristic,random,heuristic", func(b *testing.B) {
-		benchVec(b, card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, Opponents: []string{"", "heuristic", "random", "heuristic"}})
+		benchVec(b, vecConfig{Params: card.Params{Players: 4}, NumEnvs: n, Seed: 1, Opponents: []string{"", "heuristic", "random", "heuristic"}})
 	})
 }
 
-func benchVec(b *testing.B, cfg card.VecConfig) {
-	v, err := card.NewVecEnv(cfg)
+func benchVec(b *testing.B, cfg vecConfig) {
+	v, err := newVecEnv(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func benchVec(b *testing.B, cfg card.VecConfig) {
 
 // BenchmarkVecStepSmall is the self-play step at N=64 (everything in cache).
 func BenchmarkVecStepSmall(b *testing.B) {
-	benchVec(b, card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: 64, Seed: 1, Workers: 1})
+	benchVec(b, vecConfig{Params: card.Params{Players: 4}, NumEnvs: 64, Seed: 1, Workers: 1})
 }
 
 // BenchmarkSearchBotMove is one decision of the search bot (32 worlds, all

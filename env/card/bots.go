@@ -16,8 +16,8 @@ type Bot interface {
 }
 
 // GameChecker is implemented by bots that can play only some games (a
-// trained policy knows one observation layout). NewVecEnv and PlayMatch
-// refuse a game such a bot rejects.
+// trained policy knows one observation layout). The registry's bots
+// (SpielBot) and PlayMatch refuse a game such a bot rejects.
 type GameChecker interface {
 	CheckGame(g *Game) error
 }

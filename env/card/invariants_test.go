@@ -26,7 +26,7 @@ func TestMillionRandomPlays(t *testing.T) {
 			t.Parallel()
 			const n = 1024
 			deals := 1 + players%2
-			cfg := card.VecConfig{Params: card.Params{Players: players, Deals: deals, FirstDealer: players - 1}, NumEnvs: n, Seed: uint64(players)}
+			cfg := vecConfig{Params: card.Params{Players: players, Deals: deals, FirstDealer: players - 1}, NumEnvs: n, Seed: uint64(players)}
 			v := newVec(t, cfg)
 			// A packed twin, stepped with the same actions: its bits, encoded
 			// straight from the game state, must unpack to v's observations.

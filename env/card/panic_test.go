@@ -40,10 +40,10 @@ func TestPanicInAWorkerBreaksOnlyTheVecEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
 			name := "test-panic-" + tc.name
-			v, err := card.NewVecEnv(card.VecConfig{Params: card.DefaultParams(), NumEnvs: tc.n, Seed: 1,
+			v, err := newVecEnv(vecConfig{Params: card.DefaultParams(), NumEnvs: tc.n, Seed: 1,
 				LearnerSeats: []int{0}, Opponent: name, Bot: panicBot{calls: &calls, after: tc.after}, Workers: 4})
 			if tc.after == 0 {
-				var pe *card.PanicError
+				var pe *env.PanicError
 				if !errors.As(err, &pe) || v != nil {
 					t.Fatalf("NewVecEnv = %v, %v; want nil, a *PanicError", v, err)
 				}
@@ -68,7 +68,7 @@ func TestPanicInAWorkerBreaksOnlyTheVecEnv(t *testing.T) {
 					break
 				}
 			}
-			var pe *card.PanicError
+			var pe *env.PanicError
 			if !errors.As(stepErr, &pe) || pe.Value != "bot exploded" || !strings.Contains(string(pe.Stack), "panicBot") {
 				t.Fatalf("Step error = %v, want a *PanicError from the bot with its stack", stepErr)
 			}
@@ -103,7 +103,7 @@ func TestPanicInSearchRolloutReachesTheCaller(t *testing.T) {
 			}
 		}
 	}()
-	pe, ok := got.(*card.PanicError)
+	pe, ok := got.(*env.PanicError)
 	if !ok || pe.Value != "bot exploded" {
 		t.Fatalf("recovered %v, want the rollout's *PanicError", got)
 	}

@@ -192,7 +192,7 @@ func (b SearchBot) Values(s *State, rng *RNG, legal []Action, q []float64) {
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var failed atomic.Pointer[PanicError]
+	var failed atomic.Pointer[env.PanicError]
 	work := func(w int, local []float64) {
 		var world State
 		var sim State
@@ -214,11 +214,11 @@ func (b SearchBot) Values(s *State, rng *RNG, legal []Action, q []float64) {
 			go func() {
 				defer wg.Done()
 				// A panic (the rollout bot's) is passed on to the caller's
-				// goroutine, where the VecEnv catches it; left here it would
+				// goroutine, where the batch engine catches it; left here it would
 				// end the process.
 				defer func() {
 					if p := recover(); p != nil {
-						failed.CompareAndSwap(nil, Recovered(p))
+						failed.CompareAndSwap(nil, env.Recovered(p))
 					}
 				}()
 				local := make([]float64, len(legal))
@@ -343,14 +343,14 @@ func parallel(workers, n int, f func(k int, sc *[NumActions]float32)) {
 		return
 	}
 	var wg sync.WaitGroup
-	var failed atomic.Pointer[PanicError]
+	var failed atomic.Pointer[env.PanicError]
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() {
 				if p := recover(); p != nil {
-					failed.CompareAndSwap(nil, Recovered(p))
+					failed.CompareAndSwap(nil, env.Recovered(p))
 				}
 			}()
 			var sc [NumActions]float32

@@ -37,7 +37,7 @@ func TestVecPerSeatOpponentsPlayTheirSeats(t *testing.T) {
 		bots[s] = seatBot{seat: s, mine: &mine[s], wrong: &wrong[s]}
 	}
 	for _, seats := range [][]int{{0, 2}, nil} { // given, or read from the empty entries
-		v := newVec(t, card.VecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 8, Workers: 2,
+		v := newVec(t, vecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 8, Workers: 2,
 			LearnerSeats: seats, Opponents: opponents, Bots: bots})
 		if got := v.LearnerSeats(); !slices.Equal(got, []int{0, 2}) {
 			t.Errorf("LearnerSeats() = %v, want [0 2]", got)
@@ -66,7 +66,7 @@ func TestVecPerSeatOpponentsPlayTheirSeats(t *testing.T) {
 // A list naming the same bot for every other seat plays exactly as that
 // bot given as the one opponent.
 func TestVecOpponentsOfOneBotEqualOpponent(t *testing.T) {
-	base := card.VecConfig{Params: card.Params{Players: 5, Deals: 2}, NumEnvs: 16, Seed: 9, Workers: 2, LearnerSeats: []int{2}}
+	base := vecConfig{Params: card.Params{Players: 5, Deals: 2}, NumEnvs: 16, Seed: 9, Workers: 2, LearnerSeats: []int{2}}
 	one, list := base, base
 	one.Opponent = "heuristic"
 	list.Opponents = []string{"heuristic", "heuristic", "", "heuristic", "heuristic"}
@@ -88,25 +88,25 @@ func TestVecOpponentsOfOneBotEqualOpponent(t *testing.T) {
 }
 
 func TestVecOpponentsErrors(t *testing.T) {
-	ok := card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: 2}
-	for name, edit := range map[string]func(*card.VecConfig){
-		"a list too short": func(c *card.VecConfig) { c.Opponents = []string{"", "random", "random"} },
-		"an empty list":    func(c *card.VecConfig) { c.Opponents = []string{} },
-		"both opponent and a list": func(c *card.VecConfig) {
+	ok := vecConfig{Params: card.Params{Players: 4}, NumEnvs: 2}
+	for name, edit := range map[string]func(*vecConfig){
+		"a list too short": func(c *vecConfig) { c.Opponents = []string{"", "random", "random"} },
+		"an empty list":    func(c *vecConfig) { c.Opponents = []string{} },
+		"both opponent and a list": func(c *vecConfig) {
 			c.Opponent = "random"
 			c.Opponents = []string{"", "random", "random", "random"}
 		},
-		"a bot on a learner seat": func(c *card.VecConfig) {
+		"a bot on a learner seat": func(c *vecConfig) {
 			c.LearnerSeats = []int{0, 1}
 			c.Opponents = []string{"", "random", "random", "random"}
 		},
-		"no bot on a bot seat": func(c *card.VecConfig) {
+		"no bot on a bot seat": func(c *vecConfig) {
 			c.LearnerSeats = []int{0}
 			c.Opponents = []string{"", "random", "", "random"}
 		},
-		"a bot on every seat": func(c *card.VecConfig) { c.Opponents = []string{"random", "random", "random", "random"} },
-		"an unknown bot":      func(c *card.VecConfig) { c.Opponents = []string{"", "random", "grandmaster", "random"} },
-		"bots without their names": func(c *card.VecConfig) {
+		"a bot on every seat": func(c *vecConfig) { c.Opponents = []string{"random", "random", "random", "random"} },
+		"an unknown bot":      func(c *vecConfig) { c.Opponents = []string{"", "random", "grandmaster", "random"} },
+		"bots without their names": func(c *vecConfig) {
 			c.Opponents = []string{"", "random", "random", "random"}
 			c.Bots = []card.Bot{nil, card.RandomBot{}}
 		},
@@ -114,7 +114,7 @@ func TestVecOpponentsErrors(t *testing.T) {
 		t.Run(name+" is refused", func(t *testing.T) {
 			c := ok
 			edit(&c)
-			if v, err := card.NewVecEnv(c); err == nil {
+			if v, err := newVecEnv(c); err == nil {
 				v.Close()
 				t.Errorf("NewVecEnv(%+v) error = nil, want one", c)
 			}

@@ -4,15 +4,14 @@ import (
 	"fmt"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/obs"
 )
 
 // GameName is the card game's name in an env.Registry (the default game).
 const GameName = "david_goliath"
 
 // SpielType is the card game as an env.Type: its parameters, and Make
-// building a Game that implements env.Game with this package's batch
-// kernel (VecEnv) behind env.NewVec.
+// building a Game that implements env.Game (and the batch engine's
+// optional interfaces, vec.go).
 func SpielType() *env.Type {
 	t := &env.Type{
 		Name:    GameName,
@@ -100,104 +99,14 @@ func (g *SpielGame) DeserializeState(text string) (env.State, error) {
 	return &SpielState{S: s, g: g}, nil
 }
 
-// NewVec implements env.Vectorizer with VecEnv, this game's kernel.
-func (g *SpielGame) NewVec(cfg env.VecConfig) (env.Vec, error) {
-	seats, err := cfg.Check(g.G.params.Players)
-	if err != nil {
-		return nil, err
-	}
-	vc := VecConfig{Params: g.G.params, NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: seats,
-		Opponent: cfg.Opponent, Opponents: cfg.Opponents, Reward: RewardMode(cfg.Reward), Workers: cfg.Workers, Packed: cfg.Packed}
-	if cfg.Bots != nil {
-		vc.Bots = make([]Bot, len(cfg.Bots))
-		for s, b := range cfg.Bots {
-			if b == nil {
-				continue
-			}
-			cb, ok := b.(CardBot)
-			if !ok {
-				return nil, &env.ConfigError{Field: "opponents", Value: cfg.Opponents[s], Reason: "not a bot of " + GameName}
-			}
-			vc.Bots[s] = cb.B
-		}
-	}
-	if cfg.Bot != nil {
-		cb, ok := cfg.Bot.(CardBot)
-		if !ok {
-			return nil, &env.ConfigError{Field: "opponent", Value: cfg.Opponent, Reason: "not a bot of " + GameName}
-		}
-		vc.Bot = cb.B
-	}
-	v, err := NewVecEnv(vc)
-	if err != nil {
-		return nil, err
-	}
-	return &SpielVec{V: v, g: g}, nil
-}
-
-// SpielVec is a *VecEnv as an env.Vec.
-type SpielVec struct {
-	V *VecEnv
-	g *SpielGame
-}
-
-func (v *SpielVec) Game() env.Game                 { return v.g }
-func (v *SpielVec) NumEnvs() int                   { return v.V.n }
-func (v *SpielVec) LearnerSeats() []int            { return v.V.LearnerSeats() }
-func (v *SpielVec) Obs() []uint8                   { return v.V.obsBuf }
-func (v *SpielVec) Mask() []uint8                  { return v.V.mask }
-func (v *SpielVec) Player() []int8                 { return v.V.player }
-func (v *SpielVec) Rewards() []float32             { return v.V.rewards }
-func (v *SpielVec) Done() []uint8                  { return v.V.done }
-func (v *SpielVec) Scores() []int32                { return v.V.scores }
-func (v *SpielVec) Episode() []int64               { return v.V.episode }
-func (v *SpielVec) ObsBits() []uint8               { return v.V.obsBits }
-func (v *SpielVec) ObsExtra() []uint8              { return v.V.obsXtra }
-func (v *SpielVec) MaskBits() []uint8              { return v.V.maskBit }
-func (v *SpielVec) Packing() obs.Packing           { return v.V.packing }
-func (v *SpielVec) Reset(seed uint64)              { v.V.Reset(seed) }
-func (v *SpielVec) ResetContinue()                 { v.V.ResetContinue() }
-func (v *SpielVec) Step(a []int32) error           { return v.V.Step(a) }
-func (v *SpielVec) Err() error                     { return v.V.Err() }
-func (v *SpielVec) SetObsTarget(dst []uint8) error { return v.V.SetObsTarget(dst) }
-func (v *SpielVec) Close()                         { v.V.Close() }
-
-// Record implements env.Vec: the card game's record (Extra) with its
-// actions and totals.
-func (v *SpielVec) Record(k int) (finished, current *env.Record, err error) {
-	fin, cur, err := v.V.Record(k)
-	if err != nil {
-		return nil, nil, err
-	}
-	return v.g.record(fin), v.g.record(cur), nil
-}
-
-func (g *SpielGame) record(r *Record) *env.Record {
-	if r == nil {
-		return nil
-	}
-	out := &env.Record{Game: GameName, Values: g.Values(), Extra: r}
-	terminal := len(r.Deals) == r.Params.Deals
-	for i := range r.Deals {
-		d := &r.Deals[i]
-		for _, pl := range d.Plays[:d.NumPlays] {
-			out.Actions = append(out.Actions, int(pl.Card))
-		}
-		terminal = terminal && d.Done
-	}
-	out.Terminal = terminal
-	for _, t := range r.Totals() {
-		out.Returns = append(out.Returns, float64(t))
-	}
-	return out
-}
-
 // SpielState is a *State as an env.State.
 type SpielState struct {
 	S      *State
 	g      *SpielGame
 	seed   uint64
 	seeded bool
+	ring   *[2]Record // a batch env's records (env.StreamState), nil otherwise
+	recCur uint8      // ring[recCur] is the game in progress
 }
 
 func (s *SpielState) Game() env.Game                   { return s.g }
@@ -227,6 +136,7 @@ func (s *SpielState) WriteReturns(dst []float64) {
 func (s *SpielState) Clone() env.State {
 	c := *s
 	c.S = s.S.Clone()
+	c.ring = nil // the clone's record is its own (State.Clone copies it)
 	return &c
 }
 

@@ -19,13 +19,104 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
-func newVec(tb testing.TB, cfg card.VecConfig) *card.VecEnv {
-	tb.Helper()
-	v, err := card.NewVecEnv(cfg)
+// vecConfig is a card-game batch as the tests build it: the game's
+// parameters and env.VecConfig's fields, with opponents named (made by
+// games.Default()) or given as bots of this package.
+type vecConfig struct {
+	Params       card.Params
+	NumEnvs      int
+	Seed         uint64
+	LearnerSeats []int
+	Opponent     string
+	Opponents    []string
+	Reward       env.RewardMode
+	Workers      int
+	Packed       bool
+	Bot          card.Bot   // plays the opponent seats, named Opponent (instead of the registry's)
+	Bots         []card.Bot // the bots of Opponents (instead of the registry's)
+}
+
+// vecEnv is the engine (env.NewVec) of a card-game batch, with the card
+// game's views of it: env k's *card.State, the layout, the game and its
+// records.
+type vecEnv struct {
+	env.Vec
+	g   *card.Game
+	cfg vecConfig
+}
+
+func (v *vecEnv) State(k int) *card.State { return v.Vec.State(k).(*card.SpielState).S }
+func (v *vecEnv) Layout() card.Layout     { return v.g.ObservationLayout() }
+func (v *vecEnv) Game() *card.Game        { return v.g }
+func (v *vecEnv) Config() vecConfig       { return v.cfg }
+
+// Record is env.Vec's Record as the card game's records (Extra).
+func (v *vecEnv) Record(k int) (finished, current *card.Record, err error) {
+	f, c, err := v.Vec.Record(k)
 	if err != nil {
-		tb.Fatalf("NewVecEnv(%+v) error = %v", cfg, err)
+		return nil, nil, err
+	}
+	if f != nil {
+		finished = f.Extra.(*card.Record)
+	}
+	return finished, c.Extra.(*card.Record), nil
+}
+
+// newVecEnv builds cfg's batch through the registry and env.NewVec, as a
+// server does.
+func newVecEnv(cfg vecConfig) (*vecEnv, error) {
+	cg, err := card.NewGame(cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Params = cg.Params()
+	reg := games.Default()
+	typ, err := reg.Lookup(card.GameName)
+	if err != nil {
+		return nil, err
+	}
+	g, err := typ.New(map[string]any{"players": cfg.Params.Players, "deals": cfg.Params.Deals, "first_dealer": cfg.Params.FirstDealer})
+	if err != nil {
+		return nil, err
+	}
+	ec := env.VecConfig{NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: cfg.LearnerSeats, Opponent: cfg.Opponent,
+		Opponents: cfg.Opponents, Reward: cfg.Reward, Workers: cfg.Workers, Packed: cfg.Packed}
+	switch {
+	case cfg.Bot != nil:
+		ec.Bot = card.CardBot{B: cfg.Bot}
+	case cfg.Opponent != "":
+		if ec.Bot, err = reg.NewBot(g, cfg.Opponent); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case cfg.Bots != nil:
+		ec.Bots = make([]env.Bot, len(cfg.Bots))
+		for s, b := range cfg.Bots {
+			if b != nil {
+				ec.Bots[s] = card.CardBot{B: b}
+			}
+		}
+	case cfg.Opponents != nil:
+		if ec.Bots, err = reg.NewSeatBots(g, cfg.Opponents); err != nil {
+			return nil, err
+		}
+	}
+	v, err := env.NewVec(g, ec)
+	if err != nil {
+		return nil, err
+	}
+	return &vecEnv{Vec: v, g: cg, cfg: cfg}, nil
+}
+
+func newVec(tb testing.TB, cfg vecConfig) *vecEnv {
+	tb.Helper()
+	v, err := newVecEnv(cfg)
+	if err != nil {
+		tb.Fatalf("newVecEnv(%+v) error = %v", cfg, err)
 	}
 	tb.Cleanup(v.Close)
 	return v
@@ -56,7 +147,7 @@ func chooseFromMask(mask []uint8, actions []int32, rng *env.RNG) {
 // chooseFromBoard is chooseFromMask computed from each env's hand bits: the
 // same rule in a few operations, for the long runs (under -race scanning 90
 // mask bytes per env dominates). The chosen action's mask bit is checked.
-func chooseFromBoard(tb testing.TB, v *card.VecEnv, actions []int32, rng *env.RNG) {
+func chooseFromBoard(tb testing.TB, v *vecEnv, actions []int32, rng *env.RNG) {
 	for i := range actions {
 		b := v.State(i).Board()
 		seat := (int(b.Leader) + int(b.TrickLen)) % int(b.Players)
@@ -96,7 +187,7 @@ func chooseFromBoard(tb testing.TB, v *card.VecEnv, actions []int32, rng *env.RN
 }
 
 // vecBytes is every output buffer of v, in a fixed order, as bytes.
-func vecBytes(v *card.VecEnv) []byte {
+func vecBytes(v *vecEnv) []byte {
 	out := slices.Clone(v.Obs())
 	out = append(out, v.Mask()...)
 	for _, p := range v.Player() {
@@ -116,7 +207,7 @@ func vecBytes(v *card.VecEnv) []byte {
 }
 
 // checkVecStates checks every env's buffers against its State.
-func checkVecStates(tb testing.TB, v *card.VecEnv) {
+func checkVecStates(tb testing.TB, v *vecEnv) {
 	tb.Helper()
 	d := v.Layout().Size
 	p := v.Game().NumPlayers()
@@ -147,14 +238,14 @@ func checkVecStates(tb testing.TB, v *card.VecEnv) {
 func TestVecDeterminism(t *testing.T) {
 	configs := []struct {
 		name  string
-		cfg   card.VecConfig
+		cfg   vecConfig
 		steps int
 	}{
-		{"self-play with 4 players", card.VecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 512, Seed: 11}, 130},
-		{"self-play with 6 players and an odd batch", card.VecConfig{Params: card.Params{Players: 6, Deals: 1, FirstDealer: 3}, NumEnvs: 601, Seed: 12}, 100},
-		{"one learner against heuristic opponents, zero-sum", card.VecConfig{Params: card.Params{Players: 4, Deals: 2}, NumEnvs: 512, Seed: 13,
-			LearnerSeats: []int{0}, Opponent: "heuristic", Reward: card.RewardZeroSum}, 70},
-		{"two learners against random opponents", card.VecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 512, Seed: 14,
+		{"self-play with 4 players", vecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 512, Seed: 11}, 130},
+		{"self-play with 6 players and an odd batch", vecConfig{Params: card.Params{Players: 6, Deals: 1, FirstDealer: 3}, NumEnvs: 601, Seed: 12}, 100},
+		{"one learner against heuristic opponents, zero-sum", vecConfig{Params: card.Params{Players: 4, Deals: 2}, NumEnvs: 512, Seed: 13,
+			LearnerSeats: []int{0}, Opponent: "heuristic", Reward: env.RewardZeroSum}, 70},
+		{"two learners against random opponents", vecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 512, Seed: 14,
 			LearnerSeats: []int{3, 1}, Opponent: "random"}, 70},
 	}
 	for _, tc := range configs {
@@ -215,7 +306,7 @@ func TestVecDeterminism(t *testing.T) {
 }
 
 func TestVecIllegalActionRefusesBatch(t *testing.T) {
-	cfg := card.VecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 8, Seed: 3, LearnerSeats: []int{0, 2}, Opponent: "random"}
+	cfg := vecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 8, Seed: 3, LearnerSeats: []int{0, 2}, Opponent: "random"}
 	v := newVec(t, cfg)
 	rng := env.NewRNG(3, 3)
 	actions := make([]int32, cfg.NumEnvs)
@@ -295,7 +386,7 @@ func TestVecIllegalActionRefusesBatch(t *testing.T) {
 func TestVecSkipLeavesEnvAsItIs(t *testing.T) {
 	for _, packed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("packed=%v", packed), func(t *testing.T) {
-			cfg := card.VecConfig{Params: card.Params{Players: 3, Deals: 1}, NumEnvs: 6, Seed: 5, LearnerSeats: []int{0}, Opponent: "random", Packed: packed}
+			cfg := vecConfig{Params: card.Params{Players: 3, Deals: 1}, NumEnvs: 6, Seed: 5, LearnerSeats: []int{0}, Opponent: "random", Packed: packed}
 			v := newVec(t, cfg)
 			rng := env.NewRNG(5, 5)
 			actions := make([]int32, cfg.NumEnvs)
@@ -326,7 +417,7 @@ func TestVecSkipLeavesEnvAsItIs(t *testing.T) {
 				before := []string{row(ended), row(0)}
 				episode := v.Episode()[ended]
 				for _, i := range k {
-					actions[i] = card.Skip
+					actions[i] = env.Skip
 				}
 				others := map[int]string{}
 				for i := range cfg.NumEnvs {
@@ -364,9 +455,9 @@ func TestVecSkipLeavesEnvAsItIs(t *testing.T) {
 }
 
 func TestVecAutoResetAndRecords(t *testing.T) {
-	for _, mode := range []card.RewardMode{card.RewardPoints, card.RewardZeroSum} {
+	for _, mode := range []env.RewardMode{env.RewardPoints, env.RewardZeroSum} {
 		for _, learners := range [][]int{nil, {1}, {0, 2}} {
-			cfg := card.VecConfig{Params: card.Params{Players: 3, Deals: 2, FirstDealer: 1}, NumEnvs: 6, Seed: 21,
+			cfg := vecConfig{Params: card.Params{Players: 3, Deals: 2, FirstDealer: 1}, NumEnvs: 6, Seed: 21,
 				LearnerSeats: learners, Opponent: "heuristic", Reward: mode}
 			t.Run(fmt.Sprintf("reward %v learners %v: episodes end in the same step with the right scores, rewards and records", mode, learners), func(t *testing.T) {
 				v := newVec(t, cfg)
@@ -403,7 +494,7 @@ func TestVecAutoResetAndRecords(t *testing.T) {
 							sums[k*p+seat] += float64(r)
 							total += float64(r)
 						}
-						if mode == card.RewardZeroSum && math.Abs(total) > 1e-3 {
+						if mode == env.RewardZeroSum && math.Abs(total) > 1e-3 {
 							t.Fatalf("Step(%d) env %d: zero-sum rewards %v sum to %v, want 0", step, k, rew, total)
 						}
 						done := v.Done()[k] == 1
@@ -452,7 +543,7 @@ func TestVecAutoResetAndRecords(t *testing.T) {
 						// to points less the others' mean (zero_sum).
 						for seat := range p {
 							want := float64(scores[seat])
-							if mode == card.RewardZeroSum {
+							if mode == env.RewardZeroSum {
 								others := 0.0
 								for o := range p {
 									if o != seat {
@@ -533,26 +624,26 @@ func checkRecordReplays(tb testing.TB, g *card.Game, rec *card.Record, totals []
 }
 
 func TestVecConfigErrors(t *testing.T) {
-	ok := card.VecConfig{Params: card.Params{Players: 4}, NumEnvs: 2}
+	ok := vecConfig{Params: card.Params{Players: 4}, NumEnvs: 2}
 	tests := []struct {
 		name string
-		edit func(*card.VecConfig)
+		edit func(*vecConfig)
 	}{
-		{"zero envs", func(c *card.VecConfig) { c.NumEnvs = 0 }},
-		{"too many envs", func(c *card.VecConfig) { c.NumEnvs = card.MaxNumEnvs + 1 }},
-		{"bad game parameters", func(c *card.VecConfig) { c.Params.Players = 7 }},
-		{"a learner seat out of range", func(c *card.VecConfig) { c.LearnerSeats = []int{4}; c.Opponent = "random" }},
-		{"a negative learner seat", func(c *card.VecConfig) { c.LearnerSeats = []int{-1}; c.Opponent = "random" }},
-		{"a learner seat twice", func(c *card.VecConfig) { c.LearnerSeats = []int{1, 1}; c.Opponent = "random" }},
-		{"learner seats without an opponent", func(c *card.VecConfig) { c.LearnerSeats = []int{0} }},
-		{"an unknown opponent", func(c *card.VecConfig) { c.LearnerSeats = []int{0}; c.Opponent = "grandmaster" }},
-		{"an unknown reward mode", func(c *card.VecConfig) { c.Reward = 7 }},
+		{"zero envs", func(c *vecConfig) { c.NumEnvs = 0 }},
+		{"too many envs", func(c *vecConfig) { c.NumEnvs = env.MaxNumEnvs + 1 }},
+		{"bad game parameters", func(c *vecConfig) { c.Params.Players = 7 }},
+		{"a learner seat out of range", func(c *vecConfig) { c.LearnerSeats = []int{4}; c.Opponent = "random" }},
+		{"a negative learner seat", func(c *vecConfig) { c.LearnerSeats = []int{-1}; c.Opponent = "random" }},
+		{"a learner seat twice", func(c *vecConfig) { c.LearnerSeats = []int{1, 1}; c.Opponent = "random" }},
+		{"learner seats without an opponent", func(c *vecConfig) { c.LearnerSeats = []int{0} }},
+		{"an unknown opponent", func(c *vecConfig) { c.LearnerSeats = []int{0}; c.Opponent = "grandmaster" }},
+		{"an unknown reward mode", func(c *vecConfig) { c.Reward = 7 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+" is refused", func(t *testing.T) {
 			c := ok
 			tc.edit(&c)
-			if v, err := card.NewVecEnv(c); err == nil {
+			if v, err := newVecEnv(c); err == nil {
 				v.Close()
 				t.Errorf("NewVecEnv(%+v) error = nil, want one", c)
 			}
@@ -566,13 +657,13 @@ func TestVecConfigErrors(t *testing.T) {
 			t.Errorf("LearnerSeats() = %v, want [0 1 2 3]", got)
 		}
 	})
-	if _, err := card.ParseRewardMode("zero_sum"); err != nil {
+	if _, err := env.ParseRewardMode("zero_sum"); err != nil {
 		t.Errorf("ParseRewardMode(zero_sum) error = %v", err)
 	}
-	if _, err := card.ParseRewardMode("points"); err != nil {
+	if _, err := env.ParseRewardMode("points"); err != nil {
 		t.Errorf("ParseRewardMode(points) error = %v", err)
 	}
-	if _, err := card.ParseRewardMode("winner_takes_all"); err == nil {
+	if _, err := env.ParseRewardMode("winner_takes_all"); err == nil {
 		t.Errorf("ParseRewardMode(winner_takes_all) error = nil, want one")
 	}
 	v := newVec(t, ok)
@@ -587,15 +678,15 @@ func TestVecConfigErrors(t *testing.T) {
 func TestVecStepAllocatesNothing(t *testing.T) {
 	configs := []struct {
 		name string
-		cfg  card.VecConfig
+		cfg  vecConfig
 	}{
-		{"self-play", card.VecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2}},
-		{"a learner against heuristic opponents", card.VecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2,
+		{"self-play", vecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2}},
+		{"a learner against heuristic opponents", vecConfig{Params: card.Params{Players: 4, Deals: 1}, NumEnvs: 128, Workers: 2,
 			LearnerSeats: []int{0}, Opponent: "heuristic"}},
-		{"learners against random opponents, zero-sum", card.VecConfig{Params: card.Params{Players: 6, Deals: 1}, NumEnvs: 128, Workers: 2,
-			LearnerSeats: []int{1, 4}, Opponent: "random", Reward: card.RewardZeroSum}},
-		{"self-play, packed outputs", card.VecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2, Packed: true}},
-		{"a learner against a table of different bots", card.VecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2,
+		{"learners against random opponents, zero-sum", vecConfig{Params: card.Params{Players: 6, Deals: 1}, NumEnvs: 128, Workers: 2,
+			LearnerSeats: []int{1, 4}, Opponent: "random", Reward: env.RewardZeroSum}},
+		{"self-play, packed outputs", vecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2, Packed: true}},
+		{"a learner against a table of different bots", vecConfig{Params: card.Params{Players: 5, Deals: 1}, NumEnvs: 128, Workers: 2,
 			Opponents: []string{"heuristic", "", "random", "heuristic", "random"}}},
 	}
 	for _, tc := range configs {
@@ -624,7 +715,7 @@ func TestVecStepAllocatesNothing(t *testing.T) {
 // exactly the plain ones, every step, through game ends and resets.
 func TestVecPackedOutputs(t *testing.T) {
 	for p := 3; p <= 6; p++ {
-		cfg := card.VecConfig{Params: card.Params{Players: p, Deals: 1}, NumEnvs: 70, Seed: uint64(p), Workers: 2}
+		cfg := vecConfig{Params: card.Params{Players: p, Deals: 1}, NumEnvs: 70, Seed: uint64(p), Workers: 2}
 		if p%2 == 0 {
 			cfg.LearnerSeats, cfg.Opponent = []int{1}, "heuristic"
 		}
@@ -669,7 +760,7 @@ func TestVecPackedOutputs(t *testing.T) {
 }
 
 func TestVecResetContinue(t *testing.T) {
-	cfg := card.VecConfig{Params: card.Params{Players: 3, Deals: 1}, NumEnvs: 130, Seed: 5, LearnerSeats: []int{2}, Opponent: "heuristic"}
+	cfg := vecConfig{Params: card.Params{Players: 3, Deals: 1}, NumEnvs: 130, Seed: 5, LearnerSeats: []int{2}, Opponent: "heuristic"}
 	c1, c2 := cfg, cfg
 	c1.Workers, c2.Workers = 1, 2
 	v1, v2 := newVec(t, c1), newVec(t, c2)

@@ -107,8 +107,16 @@ func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = card.NewVecEnv(card.VecConfig{Params: card.Params{Players: 5}, NumEnvs: 2, LearnerSeats: []int{0},
-		Opponent: "policy:fourplayers", Bot: policy.Bot{Policy: p, Greedy: true}})
+	reg := games.Default() // a batch's opponent is made by the registry, which asks the bot
+	if err := policy.Register(reg, map[string]*policy.Policy{"fourplayers": p}); err != nil {
+		t.Fatal(err)
+	}
+	typ, _ := reg.Lookup(card.GameName)
+	g, err := typ.New(map[string]any{"players": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = reg.NewBot(g, "policy:fourplayers")
 	if err == nil || !errors.Is(err, policy.ErrBadModel) {
 		t.Fatalf("NewVecEnv with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
 	}
