@@ -1,8 +1,6 @@
 package card
 
 import (
-	"fmt"
-
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/obs"
 )
@@ -32,38 +30,6 @@ func SpielType() *env.Type {
 		return &SpielGame{G: g, t: t}, nil
 	}
 	return t
-}
-
-// SpielBot makes an env.BotFactory of a bot of this package (for a
-// registry's card-game bots).
-func SpielBot(f BotFactory) env.BotFactory {
-	return func(g env.Game) (env.Bot, error) {
-		sg, ok := g.(*SpielGame)
-		if !ok {
-			return nil, fmt.Errorf("plays only %s, not %s", GameName, g.Type().Name)
-		}
-		b := f()
-		if c, ok := b.(GameChecker); ok {
-			if err := c.CheckGame(sg.G); err != nil {
-				return nil, err
-			}
-		}
-		return CardBot{B: b}, nil
-	}
-}
-
-// CardBot is a bot of this package as an env.Bot.
-type CardBot struct{ B Bot }
-
-// Act implements env.Bot.
-func (b CardBot) Act(s env.State, rng *env.RNG) int {
-	return b.B.Act(s.(*SpielState).S, rng)
-}
-
-// Costly implements env.Costly: search thinks for milliseconds a move.
-func (b CardBot) Costly() bool {
-	c, ok := b.B.(env.Costly)
-	return ok && c.Costly()
 }
 
 // SpielGame is a *Game as an env.Game.
@@ -109,24 +75,24 @@ func (g *SpielGame) NewVec(cfg env.VecConfig) (env.Vec, error) {
 	vc := VecConfig{Params: g.G.params, NumEnvs: cfg.NumEnvs, Seed: cfg.Seed, LearnerSeats: seats,
 		Opponent: cfg.Opponent, Opponents: cfg.Opponents, Reward: RewardMode(cfg.Reward), Workers: cfg.Workers, Packed: cfg.Packed}
 	if cfg.Bots != nil {
-		vc.Bots = make([]Bot, len(cfg.Bots))
+		vc.Bots = make([]StateBot, len(cfg.Bots))
 		for s, b := range cfg.Bots {
 			if b == nil {
 				continue
 			}
-			cb, ok := b.(CardBot)
+			sb, ok := b.(StateBot)
 			if !ok {
 				return nil, &env.ConfigError{Field: "opponents", Value: cfg.Opponents[s], Reason: "not a bot of " + GameName}
 			}
-			vc.Bots[s] = cb.B
+			vc.Bots[s] = sb
 		}
 	}
 	if cfg.Bot != nil {
-		cb, ok := cfg.Bot.(CardBot)
+		sb, ok := cfg.Bot.(StateBot)
 		if !ok {
 			return nil, &env.ConfigError{Field: "opponent", Value: cfg.Opponent, Reason: "not a bot of " + GameName}
 		}
-		vc.Bot = cb.B
+		vc.Bot = sb
 	}
 	v, err := NewVecEnv(vc)
 	if err != nil {

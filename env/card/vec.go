@@ -53,11 +53,11 @@ type VecConfig struct {
 	Packed bool
 
 	// Bot, when set, plays the opponent seats (Opponent is then only its
-	// name); otherwise Opponent names one of this package's bots (NewBot).
+	// name); otherwise Opponent names one of this package's bots (Bots).
 	// A server passes the bot its game registry made. Bots, when set, are
 	// the bots of Opponents, one per seat (nil on learner seats), likewise.
-	Bot  Bot
-	Bots []Bot
+	Bot  StateBot
+	Bots []StateBot
 }
 
 // MaxNumEnvs bounds a VecEnv's size.
@@ -73,7 +73,7 @@ type VecEnv struct {
 	layout  Layout
 	n, p    int
 	learner [MaxPlayers]bool
-	bots    [MaxPlayers]Bot // per seat, nil on learner seats
+	bots    [MaxPlayers]StateBot // per seat, nil on learner seats
 
 	states []State
 	botRNG []RNG
@@ -168,12 +168,7 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 		return nil, errors.New("opponent: required when learner_seats leaves seats to play")
 	}
 	if cfg.Bot == nil && cfg.Opponent != "" {
-		if cfg.Bot, err = NewBot(cfg.Opponent); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Bot != nil {
-		if err := checkBot(cfg.Opponent, cfg.Bot, g); err != nil {
+		if cfg.Bot, err = newBot(cfg.Opponent); err != nil {
 			return nil, err
 		}
 	}
@@ -192,12 +187,9 @@ func NewVecEnv(cfg VecConfig) (*VecEnv, error) {
 			}
 		}
 		if b == nil {
-			if b, err = NewBot(name); err != nil {
+			if b, err = newBot(name); err != nil {
 				return nil, err
 			}
-		}
-		if err := checkBot(name, b, g); err != nil {
-			return nil, err
 		}
 		v.bots[s] = b
 	}
@@ -492,7 +484,7 @@ func (v *VecEnv) stepEnv(i int) {
 func (v *VecEnv) playOpponents(i int) {
 	s := &v.states[i]
 	for !v.learner[s.current()] {
-		v.play(i, v.bots[s.current()].Act(s, &v.botRNG[i]))
+		v.play(i, v.bots[s.current()].ActState(s, &v.botRNG[i]))
 	}
 }
 
