@@ -33,11 +33,27 @@ func IsCostly(b Bot) bool {
 // RandomBot plays uniformly among the legal actions of any game.
 type RandomBot struct{}
 
-// Act implements Bot. It allocates nothing when the mask fits 512 actions.
+// Act implements Bot: the k-th legal action in ascending order, k drawn
+// uniformly. It allocates nothing (a buffer for AppendLegalActions would
+// escape through the interface call), so a batch stepping it does not.
 func (RandomBot) Act(s State, rng *RNG) int {
-	var buf [512]int
-	legal := s.AppendLegalActions(buf[:0])
-	return legal[rng.IntN(len(legal))]
+	na := s.Game().NumDistinctActions()
+	n := 0
+	for a := range na {
+		if s.IsLegal(a) {
+			n++
+		}
+	}
+	k := rng.IntN(n)
+	for a := range na {
+		if s.IsLegal(a) {
+			if k == 0 {
+				return a
+			}
+			k--
+		}
+	}
+	panic("env: RandomBot: no legal action")
 }
 
 // Registry holds game types and, per game, the bots that can play it. It

@@ -75,7 +75,7 @@ func (g *Game) Observation() env.Layout {
 
 // NewInitialState implements env.Game.
 func (g *Game) NewInitialState(seed uint64) env.State {
-	s := &State{g: g}
+	s := &State{g: g, hist: make([]int, 0, g.MaxGameLength())} // room for any game: Reset and play allocate nothing
 	s.Reset(seed)
 	return s
 }
