@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
-		game      = flag.String("game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals, when given, set the game's parameters of those names, -agents name bots of the game")
+		game      = flag.String("game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals, when given, set the game's parameters of those names if it has them, -agents name bots of the game")
 		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
@@ -209,18 +210,19 @@ func given(fs *flag.FlagSet) map[string]bool {
 
 // play plays a match of a game of reg through the one arena,
 // env.PlayMatchOf: -players and -deals, when set, are the game's parameters
-// of those names (the card game's; a game without them refuses them),
-// -game-params any game's.
+// of those names (the card game's; a game without them ignores them, as
+// dgenv.evaluate passes -players for every game), -game-params any game's.
 func play(reg *env.Registry, name string, set map[string]bool, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
 	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	given := map[string]any{}
-	if set["players"] {
+	has := func(param string) bool { return slices.Contains(typ.ParamNames(), param) }
+	if set["players"] && has("players") {
 		given["players"] = players
 	}
-	if set["deals"] && deals != 0 {
+	if set["deals"] && deals != 0 && has("deals") {
 		given["deals"] = deals
 	}
 	if params != "" {

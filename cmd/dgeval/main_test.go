@@ -282,11 +282,28 @@ func TestDgevalPlaysEveryGameOfItsBuild(t *testing.T) {
 	}
 }
 
-// -players and -deals are the game's parameters of those names: given to a
-// game without them they are refused, not ignored.
-func TestDgevalRefusesPlayersForAGameWithoutThem(t *testing.T) {
-	var out, errs strings.Builder
-	if code := run([]string{"-game", "duel", "-agents", "heuristic,random", "-players", "2", "-quiet"}, &out, &errs); code != 2 {
-		t.Fatalf("run = %d, want 2 (stderr %q)", code, errs.String())
+// -players and -deals are the game's parameters of those names, when the
+// game has them: dgenv.evaluate passes -players for every game, and a game
+// without the parameter plays its own count, as before.
+func TestDgevalPlayersOnlyForAGameWithThem(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		players int
+	}{
+		{[]string{"-game", "duel", "-agents", "heuristic,random", "-players", "2"}, 2},
+		{[]string{"-players", "3", "-deals", "1", "-agents", "heuristic,random,random"}, 3},
+	} {
+		js := filepath.Join(t.TempDir(), "eval.json")
+		var out, errs strings.Builder
+		if code := run(append(c.args, "-games", "2", "-quiet", "-json", js), &out, &errs); code != 0 {
+			t.Fatalf("run(%q) = %d, stderr %q", c.args, code, errs.String())
+		}
+		raw, _ := os.ReadFile(js)
+		var m struct {
+			Players int `json:"players"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil || m.Players != c.players {
+			t.Fatalf("run(%q): summary %s, want %d players", c.args, raw, c.players)
+		}
 	}
 }
