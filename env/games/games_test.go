@@ -295,3 +295,31 @@ func TestABotRefusesAnotherGame(t *testing.T) {
 		}
 	}
 }
+
+// A bot's decision through env.Bot allocates nothing (the batch engine
+// calls it per step): every bot of every game but the costly ones (the
+// search allocates its worlds per decision, not per step of a batch).
+func TestBotsDecideWithoutAllocating(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		typ, _ := reg.Lookup(name)
+		g, _ := typ.Default()
+		for _, botName := range reg.Bots(name) {
+			bot, err := reg.NewBot(g, botName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env.IsCostly(bot) {
+				continue
+			}
+			s := g.NewInitialState(3)
+			rng := env.NewRNG(3, 1)
+			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil { // a state a few moves in
+				t.Fatal(err)
+			}
+			if a := testing.AllocsPerRun(100, func() { bot.Act(s, &rng) }); a != 0 {
+				t.Errorf("%s's %s: Act allocates %v times a decision, want 0", name, botName, a)
+			}
+		}
+	}
+}
