@@ -12,8 +12,12 @@ build:
 	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/libdgenv$$')
 	$(GO) build -buildmode=c-shared -o $(BIN)/libdgenv.so ./cmd/libdgenv
 	rm -f $(BIN)/libdgenv.h
-	# dgserver with the test game nim (env/testgame), for the Python tests
+	# The test build (-tags testgame: env/games registers the test games too),
+	# for the Python tests: dgserver, dgeval and the in-process library.
 	$(GO) build -tags testgame -o $(BIN)/dgserver-testgame ./cmd/dgserver
+	$(GO) build -tags testgame -o $(BIN)/dgeval-testgame ./cmd/dgeval
+	$(GO) build -tags testgame -buildmode=c-shared -o $(BIN)/libdgenv-testgame.so ./cmd/libdgenv
+	rm -f $(BIN)/libdgenv-testgame.h
 
 # The main job: build and start the batch server on loopback, serving the
 # trained policies in policies/ as opponents "policy:<name>" and the search
@@ -42,6 +46,8 @@ test: lint
 
 test-go: chromium
 	$(GO) test -race -count=1 $(PKGS)
+	# the test build (env/games registers the test games): every game's checks
+	$(GO) test -race -count=1 -tags testgame ./env/games/ ./cmd/dgeval/
 
 # The browser tests (server/webtest) drive headless Chromium: install Debian's
 # package "chromium" when it is missing. Without apt-get they skip, loudly.
@@ -73,6 +79,7 @@ fuzz:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags testgame $(PKGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -22,11 +22,15 @@ type explodingBot struct {
 	after int64
 }
 
-func (b explodingBot) Act(s *card.State, rng *env.RNG) card.Action {
+func (b explodingBot) Act(s env.State, rng *env.RNG) int {
+	return b.ActState(s.(*card.SpielState).S, rng)
+}
+
+func (b explodingBot) ActState(s *card.State, rng *env.RNG) card.Action {
 	if b.calls.Add(1) > b.after {
 		panic("bot exploded")
 	}
-	return card.RandomBot{}.Act(s, rng)
+	return card.RandomBot{}.ActState(s, rng)
 }
 
 // TestPanicInAWorkerEndsTheRequestAndTheSession: a bot panicking in a
@@ -35,7 +39,7 @@ func (b explodingBot) Act(s *card.State, rng *env.RNG) card.Action {
 func TestPanicInAWorkerEndsTheRequestAndTheSession(t *testing.T) {
 	var calls atomic.Int64
 	reg := games.Default()
-	require.NoError(t, reg.RegisterBot(card.GameName, "test-exploding", card.SpielBot(func() card.Bot { return explodingBot{calls: &calls, after: 20000} })))
+	require.NoError(t, reg.RegisterBot(card.GameName, "test-exploding", card.Factory(explodingBot{calls: &calls, after: 20000})))
 	srv := newServerOf(t, reg)
 	c := &client{tb: t, h: srv.Handler()}
 	other := c.create(map[string]any{"num_envs": 2, "seed": 1}).Session

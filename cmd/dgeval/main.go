@@ -14,12 +14,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 )
@@ -34,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		players   = flag.Int("players", 4, "players per game (3..6)")
 		deals     = flag.Int("deals", 0, "deals per game (0 = as many as players)")
-		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (card game bots: "+strings.Join(reg.Bots(card.GameName), ", ")+", policy:<name>)")
+		agents    = flag.String("agents", "heuristic,random,random,random", "one bot name per seat, comma-separated (the default game's bots: "+strings.Join(reg.Bots(reg.Names()[0]), ", ")+", policy:<name>)")
 		games     = flag.Int("games", 10000, "games to play")
 		seed      = flag.Uint64("seed", 1, "seed: the same seed replays the same match")
 		bySeat    = flag.Bool("by-seat", false, "also print each agent's record from each seat it held (in the duel, each role)")
@@ -44,13 +44,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		csvOut    = flag.String("csv", "", "write every game's totals per agent as CSV to this file")
 		policies  = flag.String("policies", "", "directory of trained policies (<name>.onnx), playable as agents \"policy:<name>\"")
 		quiet     = flag.Bool("quiet", false, "no progress line")
-		game      = flag.String("game", card.GameName, "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals are the card game's, -agents name bots of the game")
+		game      = flag.String("game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals, when given, set the game's parameters of those names if it has them, -agents name bots of the game")
 		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
 		return 2
 	}
+	set := given(flag) // -players and -deals apply only when given
 	if *policies != "" {
 		if err := loadPolicies(*policies, reg); err != nil {
 			fmt.Fprintln(stderr, "dgeval:", err)
@@ -82,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			*players = len(res.Agents)
 		}
 	} else {
-		res, err = play(reg, *game, *players, *deals, *gparams, cfg)
+		res, err = play(reg, *game, set, *players, *deals, *gparams, cfg)
 		if err == nil {
 			*players = len(res.Agents)
 		}
@@ -200,19 +201,29 @@ func loadPolicies(dir string, reg *env.Registry) error {
 	return policy.Register(reg, ps)
 }
 
-// play plays a match of a game of reg (the card game with -players and
-// -deals, any game with -game-params) through the one arena, env.PlayMatchOf.
-func play(reg *env.Registry, name string, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+// given lists the flags set on the command line.
+func given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// play plays a match of a game of reg through the one arena,
+// env.PlayMatchOf: -players and -deals, when set, are the game's parameters
+// of those names (the card game's; a game without them ignores them, as
+// dgenv.evaluate passes -players for every game), -game-params any game's.
+func play(reg *env.Registry, name string, set map[string]bool, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
 	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	given := map[string]any{}
-	if typ.Name == card.GameName {
+	has := func(param string) bool { return slices.Contains(typ.ParamNames(), param) }
+	if set["players"] && has("players") {
 		given["players"] = players
-		if deals != 0 {
-			given["deals"] = deals
-		}
+	}
+	if set["deals"] && deals != 0 && has("deals") {
+		given["deals"] = deals
 	}
 	if params != "" {
 		for _, kv := range strings.Split(params, ",") {

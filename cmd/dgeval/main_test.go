@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
 func TestDgevalWritesTheSameSummaryForTheSameSeed(t *testing.T) {
@@ -233,6 +236,74 @@ func TestDgevalDuelBySeat(t *testing.T) {
 		var wins int
 		if _, err := fmt.Sscan(h[6], &wins); err != nil || wins < 80 {
 			t.Errorf("heuristic at seat %s won %s of 100", seat, h[6])
+		}
+	}
+}
+
+// dgeval plays every game of its build (the test build's test games too:
+// go test -tags testgame) between that game's bots, by no game's name.
+func TestDgevalPlaysEveryGameOfItsBuild(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		t.Run(name, func(t *testing.T) {
+			typ, _ := reg.Lookup(name)
+			g, err := typ.Default()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bots []string
+			for _, b := range reg.Bots(name) {
+				if bot, err := reg.NewBot(g, b); err == nil && !env.IsCostly(bot) { // costly bots are slow under -race
+					bots = append(bots, b)
+				}
+			}
+			agents := make([]string, g.NumPlayers())
+			for i := range agents {
+				agents[i] = bots[i%len(bots)]
+			}
+			js := filepath.Join(t.TempDir(), "eval.json")
+			var out, errs strings.Builder
+			args := []string{"-game", name, "-agents", strings.Join(agents, ","), "-games", "6", "-seed", "2", "-quiet", "-json", js}
+			if code := run(args, &out, &errs); code != 0 {
+				t.Fatalf("run(%q) = %d, stderr %q", args, code, errs.String())
+			}
+			raw, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Games   int `json:"games"`
+				Players int `json:"players"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil || m.Games != 6 || m.Players != g.NumPlayers() {
+				t.Fatalf("summary %s (%v), want 6 games of %d players", raw, err, g.NumPlayers())
+			}
+		})
+	}
+}
+
+// -players and -deals are the game's parameters of those names, when the
+// game has them: dgenv.evaluate passes -players for every game, and a game
+// without the parameter plays its own count, as before.
+func TestDgevalPlayersOnlyForAGameWithThem(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		players int
+	}{
+		{[]string{"-game", "duel", "-agents", "heuristic,random", "-players", "2"}, 2},
+		{[]string{"-players", "3", "-deals", "1", "-agents", "heuristic,random,random"}, 3},
+	} {
+		js := filepath.Join(t.TempDir(), "eval.json")
+		var out, errs strings.Builder
+		if code := run(append(c.args, "-games", "2", "-quiet", "-json", js), &out, &errs); code != 0 {
+			t.Fatalf("run(%q) = %d, stderr %q", c.args, code, errs.String())
+		}
+		raw, _ := os.ReadFile(js)
+		var m struct {
+			Players int `json:"players"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil || m.Players != c.players {
+			t.Fatalf("run(%q): summary %s, want %d players", c.args, raw, c.players)
 		}
 	}
 }

@@ -33,10 +33,6 @@ import (
 	"github.com/davidgoliath/dgenv/server"
 )
 
-// extraGames register games beyond games.Default(): empty in a plain
-// build; the "testgame" build tag adds the test game (testgame.go).
-var extraGames []func(*env.Registry) error
-
 // stopSignals end the server gracefully (drain, then exit). SIGHUP is one
 // of them: a closed terminal or a supervisor's reload must never kill the
 // process with requests in flight.
@@ -61,13 +57,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	reg := games.Default()
-	for _, add := range extraGames {
-		if err := add(reg); err != nil {
-			fmt.Fprintln(stderr, "dgserver:", err)
-			return 2
-		}
-	}
+	reg := games.Default() // with -tags testgame, the test games too
 	policies, err := loadPolicies(cfg.Policies, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "dgserver:", err)

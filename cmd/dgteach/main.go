@@ -138,10 +138,11 @@ func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
 	if c.gameParams != "" {
 		return nil, nil, fmt.Errorf("-game-params: the card game takes -players and -deals")
 	}
-	g, err := card.NewGame(card.Params{Players: c.players, Deals: c.deals})
-	if err != nil {
-		return nil, nil, err
-	}
+	// The table's bots come from the registry (the policies' beside the
+	// card game's own), each made for this game (its factory refuses a
+	// policy of another player count); they play the card game's own
+	// state here (card.StateBot).
+	reg := games.Default()
 	var loaded map[string]*policy.Policy
 	if policies != "" {
 		root, err := os.OpenRoot(policies)
@@ -149,31 +150,40 @@ func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
 			return nil, nil, err
 		}
 		defer root.Close()
-		if loaded, err = policy.LoadFS(games.Default(), root.FS(), nil); err != nil {
+		if loaded, err = policy.LoadFS(reg, root.FS(), nil); err != nil {
+			return nil, nil, err
+		}
+		if err := policy.Register(reg, loaded); err != nil {
 			return nil, nil, err
 		}
 	}
-	// The policies' bots (policy:<name>, search:policy:<name>) beside env's own.
-	policyBots := policy.CardBots(loaded)
-	newBot := func(name string) (card.Bot, error) {
-		if f, ok := policyBots[name]; ok {
-			return f(), nil
-		}
-		return card.NewBot(name)
+	typ, err := reg.Lookup(card.GameName)
+	if err != nil {
+		return nil, nil, err
 	}
+	given := map[string]any{"players": c.players}
+	if c.deals != 0 {
+		given["deals"] = c.deals
+	}
+	sg, err := typ.New(given)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := sg.(*card.SpielGame).G
 	if len(c.table) != c.players {
 		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), c.players)
 	}
-	bots := make([]card.Bot, c.players)
+	bots := make([]card.StateBot, c.players)
 	for i, name := range c.table {
-		if bots[i], err = newBot(name); err != nil {
-			return nil, nil, err
+		b, err := reg.NewBot(sg, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-table %s: %w", name, err)
 		}
-		if ch, ok := bots[i].(card.GameChecker); ok {
-			if err := ch.CheckGame(g); err != nil {
-				return nil, nil, fmt.Errorf("-table %s: %w", name, err)
-			}
+		sb, ok := b.(card.StateBot)
+		if !ok {
+			return nil, nil, fmt.Errorf("-table %s: not a bot of %s", name, card.GameName)
 		}
+		bots[i] = sb
 	}
 	teacher := card.SearchBot{Worlds: c.worlds, Workers: 1}
 	if c.prior != "" {
@@ -266,7 +276,7 @@ func runShards(c config, meta map[string]any, fn shardFunc, stderr io.Writer) er
 }
 
 // shard plays games i*G .. (i+1)*G-1 and writes shard-%05d.npz.
-func shard(c config, g *card.Game, bots []card.Bot, teacher card.SearchBot, i int) (int, error) {
+func shard(c config, g *card.Game, bots []card.StateBot, teacher card.SearchBot, i int) (int, error) {
 	p := c.players
 	D := g.ObservationLayout().Size
 	var (
@@ -326,7 +336,7 @@ func shard(c config, g *card.Game, bots []card.Bot, teacher card.SearchBot, i in
 				case c.table[(seat+k)%p] == "search" && teacher.Prior == nil:
 					a = choice // the search seat plays what the teacher just computed
 				default:
-					a = agent.Act(s, &rngs[seat])
+					a = agent.ActState(s, &rngs[seat])
 				}
 				played = append(played, int16(a))
 			} else {

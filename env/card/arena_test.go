@@ -7,18 +7,38 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/games"
 )
+
+// playMatch plays a match of the card game with params through the
+// registry's arena (env.PlayMatchOf), as dgeval does.
+func playMatch(params card.Params, cfg env.MatchConfig) (*env.MatchResult, error) {
+	reg := games.Default()
+	typ, err := reg.Lookup(card.GameName)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]any{"players": params.Players}
+	if params.Deals != 0 {
+		given["deals"] = params.Deals
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, err
+	}
+	return env.PlayMatchOf(reg, g, cfg)
+}
 
 func TestPlayMatchIsReproducibleFromItsSeedWhateverTheWorkers(t *testing.T) {
 	params := card.Params{Players: 4, Deals: 2}
 	cfg := env.MatchConfig{Agents: []string{"heuristic", "random", "random", "random"}, Games: 40, Seed: 11}
 	cfg.Workers = 1
-	a, err := card.PlayMatch(params, cfg)
+	a, err := playMatch(params, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Workers = 4
-	b, err := card.PlayMatch(params, cfg)
+	b, err := playMatch(params, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +46,7 @@ func TestPlayMatchIsReproducibleFromItsSeedWhateverTheWorkers(t *testing.T) {
 		t.Fatal("PlayMatch with 1 and 4 workers gave different results")
 	}
 	cfg.Seed = 12
-	c, _ := card.PlayMatch(params, cfg)
+	c, _ := playMatch(params, cfg)
 	if reflect.DeepEqual(a.Scores, c.Scores) {
 		t.Fatal("PlayMatch with another seed gave the same scores")
 	}
@@ -37,7 +57,7 @@ func TestPlayMatchIsReproducibleFromItsSeedWhateverTheWorkers(t *testing.T) {
 // whoever sits where and however they play.
 func TestDuplicateMatchReplaysTheSameDeals(t *testing.T) {
 	const p = 4
-	res, err := card.PlayMatch(card.Params{Players: p, Deals: 2}, env.MatchConfig{Agents: []string{"heuristic", "random", "heuristic", "random"}, Games: 10, Seed: 5, Duplicate: true})
+	res, err := playMatch(card.Params{Players: p, Deals: 2}, env.MatchConfig{Agents: []string{"heuristic", "random", "heuristic", "random"}, Games: 10, Seed: 5, Duplicate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +71,7 @@ func TestDuplicateMatchReplaysTheSameDeals(t *testing.T) {
 	}
 	// Same deal seed, different bots and seats: the same hands every deal.
 	g, _ := card.NewGame(card.Params{Players: p, Deals: 2})
-	hands := func(bots []card.Bot) [][][]card.Card {
+	hands := func(bots []card.StateBot) [][][]card.Card {
 		s := g.NewInitialState(res.Seeds[0])
 		var out [][][]card.Card
 		rng := env.NewRNG(9, 9)
@@ -65,14 +85,14 @@ func TestDuplicateMatchReplaysTheSameDeals(t *testing.T) {
 				}
 				out = append(out, h)
 			}
-			if err := s.ApplyAction(bots[s.CurrentPlayer()].Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(bots[s.CurrentPlayer()].ActState(s, &rng)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return out
 	}
-	a := hands([]card.Bot{card.HeuristicBot{}, card.RandomBot{}, card.RandomBot{}, card.RandomBot{}})
-	b := hands([]card.Bot{card.RandomBot{}, card.RandomBot{}, card.HeuristicBot{}, card.HeuristicBot{}})
+	a := hands([]card.StateBot{card.HeuristicBot{}, card.RandomBot{}, card.RandomBot{}, card.RandomBot{}})
+	b := hands([]card.StateBot{card.RandomBot{}, card.RandomBot{}, card.HeuristicBot{}, card.HeuristicBot{}})
 	if len(a) != 2 || !reflect.DeepEqual(a, b) {
 		t.Fatal("the same deal seed dealt different hands under different play")
 	}

@@ -117,6 +117,6 @@ func BenchmarkSearchBotMove(b *testing.B) {
 		seed++
 		s := g.NewInitialState(seed)
 		b.StartTimer()
-		bot.Act(s, &rng)
+		bot.ActState(s, &rng)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
 // TestBotsUseOnlyWhatTheSeatKnows: a bot may look only at its own hand and
@@ -17,17 +18,24 @@ func TestBotsUseOnlyWhatTheSeatKnows(t *testing.T) {
 	for _, name := range []string{"heuristic", "random"} {
 		for players := card.MinPlayers; players <= card.MaxPlayers; players++ {
 			t.Run(fmt.Sprintf("%s with %d players chooses the same card in every resampled world", name, players), func(t *testing.T) {
-				bot, err := card.NewBot(name)
+				reg := games.Default()
+				typ, _ := reg.Lookup(card.GameName)
+				sg, err := typ.New(map[string]any{"players": players, "deals": 2})
 				if err != nil {
 					t.Fatal(err)
 				}
+				b, err := reg.NewBot(sg, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bot := b.(card.StateBot)
 				g := newGame(t, card.Params{Players: players, Deals: 2})
 				s := g.NewInitialState(uint64(players))
 				world := env.NewRNG(uint64(players), 5)
 				for step := 0; !s.IsTerminal(); step++ {
 					seat := s.CurrentPlayer()
 					r0 := env.NewRNG(uint64(step), 1)
-					want := bot.Act(s, &r0)
+					want := bot.ActState(s, &r0)
 					if !s.IsLegal(want) {
 						t.Fatalf("Step(%d): %s chose illegal %d, legal %v", step, name, want, s.LegalActions())
 					}
@@ -35,7 +43,7 @@ func TestBotsUseOnlyWhatTheSeatKnows(t *testing.T) {
 						for range 3 {
 							w := s.ResampleFromInfostate(seat, &world)
 							r1 := env.NewRNG(uint64(step), 1)
-							if got := bot.Act(w, &r1); got != want {
+							if got := bot.ActState(w, &r1); got != want {
 								t.Fatalf("Step(%d): %s chose %s in a resampled world, %s in the real one (seat %d)",
 									step, name, card.CardString(card.Card(got)), card.CardString(card.Card(want)), seat)
 							}
@@ -47,10 +55,13 @@ func TestBotsUseOnlyWhatTheSeatKnows(t *testing.T) {
 		}
 	}
 	t.Run("an unknown bot name is an error listing the known ones", func(t *testing.T) {
-		if _, err := card.NewBot("grandmaster"); err == nil {
+		reg := games.Default()
+		typ, _ := reg.Lookup(card.GameName)
+		sg, _ := typ.New(nil)
+		if _, err := reg.NewBot(sg, "grandmaster"); err == nil {
 			t.Errorf("NewBot(grandmaster) error = nil, want one")
 		}
-		names := card.BotNames()
+		names := reg.Bots(card.GameName)
 		if !slices.Contains(names, "random") || !slices.Contains(names, "heuristic") || !slices.IsSorted(names) {
 			t.Errorf("BotNames() = %v, want sorted and including random and heuristic", names)
 		}

@@ -1,6 +1,10 @@
 package card
 
-import "math"
+import (
+	"math"
+
+	"github.com/davidgoliath/dgenv/env"
+)
 
 // HeuristicBot is a rule-based player that knows the scoring. For every legal
 // card it estimates the chance of ending the trick highest (taking the other
@@ -44,8 +48,11 @@ func (ps *pileSketch) score() float64 {
 	return s
 }
 
-// Act implements Bot.
-func (HeuristicBot) Act(s *State, _ *RNG) Action {
+// Act implements env.Bot.
+func (b HeuristicBot) Act(s env.State, rng *RNG) int { return b.ActState(stateOf(s), rng) }
+
+// ActState implements StateBot.
+func (HeuristicBot) ActState(s *State, _ *RNG) Action {
 	b := &s.b
 	np := int(b.Players)
 	me := s.current()

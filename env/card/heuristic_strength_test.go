@@ -23,9 +23,9 @@ func TestHeuristicBeatsRandom(t *testing.T) {
 		for !s.IsTerminal() {
 			var a card.Action
 			if s.CurrentPlayer() == hSeat {
-				a = heuristic.Act(s, &rng)
+				a = heuristic.ActState(s, &rng)
 			} else {
-				a = random.Act(s, &rng)
+				a = random.ActState(s, &rng)
 			}
 			if err := s.ApplyAction(a); err != nil {
 				t.Fatalf("game %d: bot chose an illegal action: %v", i, err)

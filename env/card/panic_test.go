@@ -17,11 +17,14 @@ type panicBot struct {
 	after int64
 }
 
-func (b panicBot) Act(s *card.State, rng *env.RNG) card.Action {
+// Act implements env.Bot.
+func (b panicBot) Act(s env.State, rng *env.RNG) int { return b.ActState(s.(*card.SpielState).S, rng) }
+
+func (b panicBot) ActState(s *card.State, rng *env.RNG) card.Action {
 	if b.calls.Add(1) > b.after {
 		panic("bot exploded")
 	}
-	return card.RandomBot{}.Act(s, rng)
+	return card.RandomBot{}.ActState(s, rng)
 }
 
 // TestPanicInAWorkerBreaksOnlyTheVecEnv: a bot that panics in a worker
@@ -98,7 +101,7 @@ func TestPanicInSearchRolloutReachesTheCaller(t *testing.T) {
 		defer func() { got = recover() }()
 		rng := env.NewRNG(1, 2)
 		for range 200 {
-			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(bot.ActState(s, &rng)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -24,9 +24,9 @@ import (
 // searched positions than one move's worlds, corrects the sampling noise of
 // a small number of worlds.
 type SearchBot struct {
-	Worlds  int // determinizations per move (budget); 0 means 32
-	Rollout Bot // plays the rest of the deal; nil means HeuristicBot
-	Workers int // goroutines per move; 0 means GOMAXPROCS, 1 means none
+	Worlds  int      // determinizations per move (budget); 0 means 32
+	Rollout StateBot // plays the rest of the deal; nil means HeuristicBot
+	Workers int      // goroutines per move; 0 means GOMAXPROCS, 1 means none
 	// Prior, if set, adds PriorWeight * score(card) to each card's mean outcome.
 	Prior       Prior
 	PriorWeight float64
@@ -65,20 +65,26 @@ type SearchBot struct {
 	// SelfRollout, if set, plays the acting seat's own cards in the
 	// rollouts (Rollout still plays the others'): a model of how the seat
 	// will really play, e.g. a trained policy.
-	SelfRollout Bot
+	SelfRollout StateBot
+}
+
+// actor is what a playout calls: a StateBot, or the compositions below
+// of StateBots (never an env.State wrapper: playouts stay on *State).
+type actor interface {
+	ActState(s *State, rng *RNG) Action
 }
 
 // selfRollout plays seat me by self and the others by other.
 type selfRollout struct {
 	me          int
-	self, other Bot
+	self, other actor
 }
 
-func (r selfRollout) Act(s *State, rng *RNG) Action {
+func (r selfRollout) ActState(s *State, rng *RNG) Action {
 	if s.current() == r.me {
-		return r.self.Act(s, rng)
+		return r.self.ActState(s, rng)
 	}
-	return r.other.Act(s, rng)
+	return r.other.ActState(s, rng)
 }
 
 // HeuristicSlack is the probability ModelSeats leaves a seat modelled as
@@ -99,8 +105,11 @@ func (b SearchBot) worlds() int {
 	return b.Worlds
 }
 
-// Act implements Bot.
-func (b SearchBot) Act(s *State, rng *RNG) Action {
+// Act implements env.Bot.
+func (b SearchBot) Act(s env.State, rng *RNG) int { return b.ActState(stateOf(s), rng) }
+
+// ActState implements StateBot.
+func (b SearchBot) ActState(s *State, rng *RNG) Action {
 	var legalBuf [HandSize]Action
 	legal := s.AppendLegalActions(legalBuf[:0])
 	if len(legal) == 1 {
@@ -160,8 +169,8 @@ func (b SearchBot) Act(s *State, rng *RNG) Action {
 // It draws Worlds numbers from rng (more with Infer or ModelSeats: the
 // candidate worlds of InferPool and the resampling).
 func (b SearchBot) Values(s *State, rng *RNG, legal []Action, q []float64) {
-	rollout := b.Rollout
-	if rollout == nil {
+	var rollout actor = b.Rollout
+	if b.Rollout == nil {
 		rollout = HeuristicBot{}
 	}
 	me := s.current()
@@ -242,10 +251,10 @@ func (b SearchBot) Values(s *State, rng *RNG, legal []Action, q []float64) {
 
 // playOutDeal plays a, then rollout for everyone until the deal ends, and
 // returns me's deal points minus the mean of the others'.
-func playOutDeal(s *State, a Action, rollout Bot, rng *RNG, me int) float64 {
+func playOutDeal(s *State, a Action, rollout actor, rng *RNG, me int) float64 {
 	s.apply(a)
 	for !s.dealEnded {
-		s.apply(rollout.Act(s, rng))
+		s.apply(rollout.ActState(s, rng))
 	}
 	p := int(s.b.Players)
 	var sum int32
@@ -257,7 +266,7 @@ func playOutDeal(s *State, a Action, rollout Bot, rng *RNG, me int) float64 {
 
 // inferValues is Values with each world weighted by the likelihood of the
 // other seats' plays of this deal in it (SearchBot.Infer, ModelSeats).
-func (b SearchBot) inferValues(base *State, me int, kinds *[MaxPlayers]seatKind, rng *RNG, seeds []uint64, rollout Bot, legal []Action, q []float64, workers int) {
+func (b SearchBot) inferValues(base *State, me int, kinds *[MaxPlayers]seatKind, rng *RNG, seeds []uint64, rollout actor, legal []Action, q []float64, workers int) {
 	if b.ModelSeats {
 		rollout = seatRollout{kinds: kinds, other: rollout}
 	}
@@ -408,7 +417,7 @@ func (b SearchBot) seatKinds(s *State, me int) (kinds [MaxPlayers]seatKind) {
 			if seat := int(pl.Seat); seat != me {
 				if n := past.NumLegal(); n > 1 {
 					choices[seat]++
-					if (HeuristicBot{}).Act(&past, nil) == Action(pl.Card) {
+					if (HeuristicBot{}).ActState(&past, nil) == Action(pl.Card) {
 						agree[seat]++
 					}
 				}
@@ -428,14 +437,14 @@ func (b SearchBot) seatKinds(s *State, me int) (kinds [MaxPlayers]seatKind) {
 // others by other.
 type seatRollout struct {
 	kinds *[MaxPlayers]seatKind
-	other Bot
+	other actor
 }
 
-func (r seatRollout) Act(s *State, rng *RNG) Action {
+func (r seatRollout) ActState(s *State, rng *RNG) Action {
 	if r.kinds[s.current()] == kindHeuristic {
-		return HeuristicBot{}.Act(s, rng)
+		return HeuristicBot{}.ActState(s, rng)
 	}
-	return r.other.Act(s, rng)
+	return r.other.ActState(s, rng)
 }
 
 // logLikelihood is the log-probability, under b.Infer, of the plays the
@@ -467,7 +476,7 @@ func (b SearchBot) logLikelihood(world *State, me int, sc *[NumActions]float32, 
 			case len(legal) <= 1:
 			case kinds[seat] == kindHeuristic:
 				p := HeuristicSlack / float64(len(legal))
-				if (HeuristicBot{}).Act(&past, nil) == Action(pl.Card) {
+				if (HeuristicBot{}).ActState(&past, nil) == Action(pl.Card) {
 					p += 1 - HeuristicSlack
 				}
 				ll += math.Log(p)

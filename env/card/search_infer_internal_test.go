@@ -3,6 +3,8 @@ package card
 import (
 	"slices"
 	"testing"
+
+	"github.com/davidgoliath/dgenv/env"
 )
 
 // recordPrior keeps the observation of the seat to act at every call and
@@ -12,7 +14,7 @@ type recordPrior struct{ seen *[][]uint8 }
 func (r recordPrior) Scores(s *State, out *[NumActions]float32) {
 	*r.seen = append(*r.seen, s.ObservationTensor(s.current()))
 	clear(out[:])
-	out[HeuristicBot{}.Act(s, nil)] = 1
+	out[HeuristicBot{}.ActState(s, nil)] = 1
 }
 
 // midDeal plays a 4-player game with heuristic bots up to the given play of
@@ -32,7 +34,7 @@ func midDeal(t *testing.T, plays int) (*State, []int, [][]uint8) {
 			seats = append(seats, s.current())
 			obs = append(obs, s.ObservationTensor(s.current()))
 		}
-		if err := s.ApplyAction(HeuristicBot{}.Act(s, nil)); err != nil {
+		if err := s.ApplyAction(HeuristicBot{}.ActState(s, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,9 +106,9 @@ func TestInferSearchPlays(t *testing.T) {
 		g, _ := NewGame(Params{Players: 3, Deals: 2})
 		s1, s2 := g.NewInitialState(5), g.NewInitialState(5)
 		r1, r2 := NewRNG(1, 1), NewRNG(1, 1)
-		bots := []Bot{bot, HeuristicBot{}, RandomBot{}}
+		bots := []StateBot{bot, HeuristicBot{}, RandomBot{}}
 		for !s1.IsTerminal() {
-			a1, a2 := bots[s1.current()].Act(s1, &r1), bots[s2.current()].Act(s2, &r2)
+			a1, a2 := bots[s1.current()].ActState(s1, &r1), bots[s2.current()].ActState(s2, &r2)
 			if a1 != a2 {
 				t.Fatalf("%+v: same state and seed chose %d and %d", bot, a1, a2)
 			}
@@ -123,7 +125,7 @@ func TestInferSearchPlays(t *testing.T) {
 func TestModelSeatsRecognisesTheHeuristic(t *testing.T) {
 	g, _ := NewGame(Params{Players: 4})
 	s := g.NewInitialState(9)
-	bots := []Bot{HeuristicBot{}, RandomBot{}, HeuristicBot{}, RandomBot{}}
+	bots := []StateBot{HeuristicBot{}, RandomBot{}, HeuristicBot{}, RandomBot{}}
 	rng := NewRNG(1, 1)
 	b := SearchBot{ModelSeats: true}
 	checked := [2]bool{}
@@ -144,7 +146,7 @@ func TestModelSeatsRecognisesTheHeuristic(t *testing.T) {
 				}
 			}
 		}
-		_ = s.ApplyAction(bots[s.current()].Act(s, &rng))
+		_ = s.ApplyAction(bots[s.current()].ActState(s, &rng))
 	}
 	if !checked[1] {
 		t.Fatal("the second deal was not reached")
@@ -154,12 +156,15 @@ func TestModelSeatsRecognisesTheHeuristic(t *testing.T) {
 // seatLog records which seats a rollout bot played (one goroutine).
 type seatLog struct {
 	seats *[MaxPlayers]int
-	bot   Bot
+	bot   StateBot
 }
 
-func (l seatLog) Act(s *State, rng *RNG) Action {
+// Act implements env.Bot.
+func (b seatLog) Act(s env.State, rng *RNG) int { return b.ActState(stateOf(s), rng) }
+
+func (l seatLog) ActState(s *State, rng *RNG) Action {
 	l.seats[s.current()]++
-	return l.bot.Act(s, rng)
+	return l.bot.ActState(s, rng)
 }
 
 // SelfRollout plays the acting seat's cards in the rollouts, Rollout the
@@ -170,7 +175,7 @@ func TestSelfRolloutPlaysTheActingSeat(t *testing.T) {
 	var self, other [MaxPlayers]int
 	b := SearchBot{Worlds: 4, Workers: 1, Rollout: seatLog{&other, HeuristicBot{}}, SelfRollout: seatLog{&self, RandomBot{}}}
 	rng := NewRNG(1, 2)
-	b.Act(s, &rng)
+	b.ActState(s, &rng)
 	for seat := range 4 {
 		if (seat == me) != (self[seat] > 0) || (seat == me) != (other[seat] == 0) {
 			t.Fatalf("acting seat %d: the self rollout played %v, the other %v", me, self, other)
@@ -183,5 +188,5 @@ type heurScores struct{}
 
 func (heurScores) Scores(s *State, out *[NumActions]float32) {
 	clear(out[:])
-	out[HeuristicBot{}.Act(s, nil)] = 1
+	out[HeuristicBot{}.ActState(s, nil)] = 1
 }

@@ -20,7 +20,7 @@ func TestSearchBotPlaysLegalAndReproducibly(t *testing.T) {
 		s2 := g.NewInitialState(uint64(p))
 		r1, r2 := env.NewRNG(1, uint64(p)), env.NewRNG(1, uint64(p))
 		for step := 0; !s1.IsTerminal(); step++ {
-			a1, a2 := bot.Act(s1, &r1), bot.Act(s2, &r2)
+			a1, a2 := bot.ActState(s1, &r1), bot.ActState(s2, &r2)
 			if a1 != a2 {
 				t.Fatalf("players %d step %d: same state and seed chose %d and %d", p, step, a1, a2)
 			}
@@ -69,19 +69,19 @@ func TestSearchValuesAndPrior(t *testing.T) {
 			}
 		}
 		r = env.NewRNG(seed, 1)
-		if a := plain.Act(s, &r); a != legal[best] {
+		if a := plain.ActState(s, &r); a != legal[best] {
 			t.Fatalf("seed %d: Act = %d, argmax of Values = %d (%v)", seed, a, legal[best], q)
 		}
 		zero := plain
 		zero.Prior, zero.PriorWeight = fixedPrior{last}, 0
 		r = env.NewRNG(seed, 1)
-		if a := zero.Act(s, &r); a != legal[best] {
+		if a := zero.ActState(s, &r); a != legal[best] {
 			t.Fatalf("seed %d: weight-0 prior changed the choice to %d", seed, a)
 		}
 		heavy := plain
 		heavy.Prior, heavy.PriorWeight = fixedPrior{last}, 1000
 		r = env.NewRNG(seed, 1)
-		if a := heavy.Act(s, &r); a != last(s) {
+		if a := heavy.ActState(s, &r); a != last(s) {
 			t.Fatalf("seed %d: heavy prior on %d, Act chose %d", seed, last(s), a)
 		}
 	}

@@ -17,7 +17,10 @@ type seatBot struct {
 	mine, wrong *atomic.Int64
 }
 
-func (b seatBot) Act(s *card.State, rng *env.RNG) card.Action {
+// Act implements env.Bot.
+func (b seatBot) Act(s env.State, rng *env.RNG) int { return b.ActState(s.(*card.SpielState).S, rng) }
+
+func (b seatBot) ActState(s *card.State, rng *env.RNG) card.Action {
 	if s.CurrentPlayer() == b.seat {
 		b.mine.Add(1)
 	} else {
@@ -31,7 +34,7 @@ func (b seatBot) Act(s *card.State, rng *env.RNG) card.Action {
 func TestVecPerSeatOpponentsPlayTheirSeats(t *testing.T) {
 	var mine, wrong [4]atomic.Int64
 	opponents := make([]string, 4)
-	bots := make([]card.Bot, 4)
+	bots := make([]card.StateBot, 4)
 	for _, s := range []int{1, 3} {
 		opponents[s] = fmt.Sprintf("test-seat-%d", s)
 		bots[s] = seatBot{seat: s, mine: &mine[s], wrong: &wrong[s]}
@@ -108,7 +111,7 @@ func TestVecOpponentsErrors(t *testing.T) {
 		"an unknown bot":      func(c *vecConfig) { c.Opponents = []string{"", "random", "grandmaster", "random"} },
 		"bots without their names": func(c *vecConfig) {
 			c.Opponents = []string{"", "random", "random", "random"}
-			c.Bots = []card.Bot{nil, card.RandomBot{}}
+			c.Bots = []card.StateBot{nil, card.RandomBot{}}
 		},
 	} {
 		t.Run(name+" is refused", func(t *testing.T) {

@@ -1,8 +1,6 @@
 package card
 
 import (
-	"fmt"
-
 	"github.com/davidgoliath/dgenv/env"
 )
 
@@ -31,38 +29,6 @@ func SpielType() *env.Type {
 		return &SpielGame{G: g, t: t}, nil
 	}
 	return t
-}
-
-// SpielBot makes an env.BotFactory of a bot of this package (for a
-// registry's card-game bots).
-func SpielBot(f BotFactory) env.BotFactory {
-	return func(g env.Game) (env.Bot, error) {
-		sg, ok := g.(*SpielGame)
-		if !ok {
-			return nil, fmt.Errorf("plays only %s, not %s", GameName, g.Type().Name)
-		}
-		b := f()
-		if c, ok := b.(GameChecker); ok {
-			if err := c.CheckGame(sg.G); err != nil {
-				return nil, err
-			}
-		}
-		return CardBot{B: b}, nil
-	}
-}
-
-// CardBot is a bot of this package as an env.Bot.
-type CardBot struct{ B Bot }
-
-// Act implements env.Bot.
-func (b CardBot) Act(s env.State, rng *env.RNG) int {
-	return b.B.Act(s.(*SpielState).S, rng)
-}
-
-// Costly implements env.Costly: search thinks for milliseconds a move.
-func (b CardBot) Costly() bool {
-	c, ok := b.B.(env.Costly)
-	return ok && c.Costly()
 }
 
 // SpielGame is a *Game as an env.Game.

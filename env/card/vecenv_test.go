@@ -35,8 +35,8 @@ type vecConfig struct {
 	Reward       env.RewardMode
 	Workers      int
 	Packed       bool
-	Bot          card.Bot   // plays the opponent seats, named Opponent (instead of the registry's)
-	Bots         []card.Bot // the bots of Opponents (instead of the registry's)
+	Bot          card.StateBot   // plays the opponent seats, named Opponent (instead of the registry's)
+	Bots         []card.StateBot // the bots of Opponents (instead of the registry's)
 }
 
 // vecEnv is the engine (env.NewVec) of a card-game batch, with the card
@@ -86,7 +86,7 @@ func newVecEnv(cfg vecConfig) (*vecEnv, error) {
 		Opponents: cfg.Opponents, Reward: cfg.Reward, Workers: cfg.Workers, Packed: cfg.Packed}
 	switch {
 	case cfg.Bot != nil:
-		ec.Bot = card.CardBot{B: cfg.Bot}
+		ec.Bot = cfg.Bot
 	case cfg.Opponent != "":
 		if ec.Bot, err = reg.NewBot(g, cfg.Opponent); err != nil {
 			return nil, err
@@ -97,7 +97,7 @@ func newVecEnv(cfg vecConfig) (*vecEnv, error) {
 		ec.Bots = make([]env.Bot, len(cfg.Bots))
 		for s, b := range cfg.Bots {
 			if b != nil {
-				ec.Bots[s] = card.CardBot{B: b}
+				ec.Bots[s] = b
 			}
 		}
 	case cfg.Opponents != nil:

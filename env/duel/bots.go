@@ -1,22 +1,54 @@
 package duel
 
 import (
+	"fmt"
+
 	"github.com/davidgoliath/dgenv/env"
 )
 
-// Bot chooses an action for the seat to act in s. A bot uses only what that
-// seat knows (its own hand and the public table) and returns a legal
-// action. Bots keep no per-game state and draw randomness only from rng, so
-// one value serves many games and goroutines.
-type Bot interface {
-	Act(s *State, rng *env.RNG) Action
+// The duel's bots are env.Bots: Act takes the env.State the engine, the
+// arena and dgeval hand them (this game's *SpielState). ActState is the
+// same choice on the duel's own *State, for code (tests, examples) that
+// holds one. A bot uses only what its seat knows (its own hand and the
+// public table), keeps no per-game state and draws randomness only from
+// rng, so one value serves many games and goroutines.
+
+// Bots are the duel's bots for a registry (env/games registers them).
+func Bots() map[string]env.BotFactory {
+	return map[string]env.BotFactory{
+		"random":    factory(RandomBot{}),
+		"heuristic": factory(HeuristicBot{}),
+	}
+}
+
+// factory makes b a registry's env.BotFactory, refusing other games.
+func factory(b env.Bot) env.BotFactory {
+	return func(g env.Game) (env.Bot, error) {
+		if _, ok := g.(*SpielGame); !ok {
+			return nil, fmt.Errorf("plays only %s, not %s", Name, g.Type().Name)
+		}
+		return b, nil
+	}
+}
+
+// stateOf is the duel's state inside an env.State of this game (a
+// registry hands a duel bot only this game's states).
+func stateOf(s env.State) *State {
+	ss, ok := s.(*SpielState)
+	if !ok {
+		panic(fmt.Sprintf("duel: a bot of %s was given a %T", Name, s))
+	}
+	return ss.S
 }
 
 // RandomBot plays uniformly among the legal actions.
 type RandomBot struct{}
 
-// Act implements Bot. No allocation.
-func (RandomBot) Act(s *State, rng *env.RNG) Action {
+// Act implements env.Bot. No allocation.
+func (b RandomBot) Act(s env.State, rng *env.RNG) int { return b.ActState(stateOf(s), rng) }
+
+// ActState is Act on the duel's own state.
+func (RandomBot) ActState(s *State, rng *env.RNG) Action {
 	var buf [NumActions]Action
 	l := s.AppendLegalActions(buf[:0])
 	return l[rng.IntN(len(l))]
@@ -31,8 +63,11 @@ func (RandomBot) Act(s *State, rng *env.RNG) Action {
 // and is deterministic (rng breaks no ties).
 type HeuristicBot struct{}
 
-// Act implements Bot. No allocation.
-func (HeuristicBot) Act(s *State, _ *env.RNG) Action {
+// Act implements env.Bot. No allocation.
+func (b HeuristicBot) Act(s env.State, rng *env.RNG) int { return b.ActState(stateOf(s), rng) }
+
+// ActState is Act on the duel's own state.
+func (HeuristicBot) ActState(s *State, _ *env.RNG) Action {
 	var buf [NumActions]Action
 	legal := s.AppendLegalActions(buf[:0])
 	if len(legal) == 1 {

@@ -16,14 +16,16 @@ func Example() {
 	}
 	s := g.NewInitialState(7)
 	rng := env.NewRNG(7, 1)
-	bots := [2]duel.Bot{duel.HeuristicBot{}, duel.RandomBot{}}
+	bots := [2]interface {
+		ActState(*duel.State, *env.RNG) duel.Action
+	}{duel.HeuristicBot{}, duel.RandomBot{}}
 	mask := make([]uint8, g.NumDistinctActions())
 	obs := make([]uint8, g.ObservationTensorShape()[0])
 	for !s.IsTerminal() {
 		p := s.CurrentPlayer()
 		s.WriteMask(mask)
 		s.WriteObservation(obs, p)
-		if err := s.ApplyAction(bots[p].Act(s, &rng)); err != nil {
+		if err := s.ApplyAction(bots[p].ActState(s, &rng)); err != nil {
 			panic(err)
 		}
 	}

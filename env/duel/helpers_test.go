@@ -139,3 +139,8 @@ func cardCount(s *State) int {
 func errorsIs(err error) bool { return errors.Is(err, ErrParams) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// stateBot is a duel bot as the tests call it, on the duel's own *State.
+type stateBot interface {
+	ActState(s *State, rng *env.RNG) Action
+}

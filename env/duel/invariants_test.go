@@ -206,7 +206,7 @@ func TestInvariantsOverRandomPlay(t *testing.T) {
 	for seed := uint64(0); steps < total; seed++ {
 		s := g.NewInitialState(seed)
 		w := watch{stones: NumStones}
-		var bot Bot = RandomBot{}
+		var bot stateBot = RandomBot{}
 		if seed%4 == 3 {
 			bot = HeuristicBot{} // reach the heuristic's positions too (deaths, long fights)
 		}
@@ -223,7 +223,7 @@ func TestInvariantsOverRandomPlay(t *testing.T) {
 			if i%64 == 5 {
 				checkCloneAndSerialize(t, s, &rng)
 			}
-			a := bot.Act(s, &rng)
+			a := bot.ActState(s, &rng)
 			if !s.IsLegal(a) {
 				t.Fatalf("bot chose illegal %d", a)
 			}
@@ -256,7 +256,7 @@ func checkCloneAndSerialize(tb testing.TB, s *State, rng *env.RNG) {
 		tb.Fatalf("clone differs from its origin")
 	}
 	if !c.IsTerminal() {
-		c.ApplyUnchecked(RandomBot{}.Act(c, rng))
+		c.ApplyUnchecked(RandomBot{}.ActState(c, rng))
 		if s.Serialize() != before || len(s.History()) == len(c.History()) {
 			tb.Fatalf("applying to a clone changed the origin")
 		}

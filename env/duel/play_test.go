@@ -45,8 +45,8 @@ func TestASeedFixesTheGame(t *testing.T) {
 		a, b := g.NewInitialState(seed), g.NewInitialState(seed)
 		ra, rb := env.NewRNG(seed, 5), env.NewRNG(seed, 5)
 		for !a.IsTerminal() {
-			a.ApplyUnchecked(RandomBot{}.Act(a, &ra))
-			b.ApplyUnchecked(RandomBot{}.Act(b, &rb))
+			a.ApplyUnchecked(RandomBot{}.ActState(a, &ra))
+			b.ApplyUnchecked(RandomBot{}.ActState(b, &rb))
 			if !a.Equal(b) {
 				t.Fatalf("seed %d: two games with the same actions differ", seed)
 			}
@@ -62,7 +62,7 @@ func TestResetReusesTheState(t *testing.T) {
 	s := g.NewInitialState(8)
 	rng := env.NewRNG(1, 1)
 	for range 50 {
-		s.ApplyUnchecked(RandomBot{}.Act(s, &rng))
+		s.ApplyUnchecked(RandomBot{}.ActState(s, &rng))
 	}
 	s.Reset(9)
 	if !s.Equal(g.NewInitialState(9)) {
@@ -95,7 +95,7 @@ func TestReplayChecksTheRecord(t *testing.T) {
 	s := g.NewInitialState(12)
 	rng := env.NewRNG(12, 1)
 	for !s.IsTerminal() {
-		s.ApplyUnchecked(HeuristicBot{}.Act(s, &rng))
+		s.ApplyUnchecked(HeuristicBot{}.ActState(s, &rng))
 	}
 	r := s.Record()
 	got, err := r.Replay()
@@ -139,7 +139,7 @@ func TestGameSizes(t *testing.T) {
 		s := g.NewInitialState(seed)
 		rng := env.NewRNG(seed, 3)
 		for !s.IsTerminal() {
-			s.ApplyUnchecked(RandomBot{}.Act(s, &rng))
+			s.ApplyUnchecked(RandomBot{}.ActState(s, &rng))
 		}
 		longest = max(longest, len(s.History()))
 	}
@@ -157,11 +157,11 @@ func TestHeuristicBeatsRandomInBothRoles(t *testing.T) {
 			s := g.NewInitialState(seed)
 			rng := env.NewRNG(seed, 1)
 			for !s.IsTerminal() {
-				var b Bot = RandomBot{}
+				var b stateBot = RandomBot{}
 				if s.CurrentPlayer() == hseat {
 					b = HeuristicBot{}
 				}
-				s.ApplyUnchecked(b.Act(s, &rng))
+				s.ApplyUnchecked(b.ActState(s, &rng))
 			}
 			switch s.Winner() {
 			case hseat:
@@ -183,7 +183,7 @@ func TestHeuristicBeatsRandomInBothRoles(t *testing.T) {
 
 func TestBotsAllocateNothing(t *testing.T) {
 	g := MustNewGame(DefaultParams())
-	for _, bot := range []Bot{RandomBot{}, HeuristicBot{}} {
+	for _, bot := range []stateBot{RandomBot{}, HeuristicBot{}} {
 		s := g.NewInitialState(1)
 		rng := env.NewRNG(1, 1)
 		var mask [NumActions]uint8
@@ -194,7 +194,7 @@ func TestBotsAllocateNothing(t *testing.T) {
 				seed++
 				s.Reset(seed)
 			}
-			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(bot.ActState(s, &rng)); err != nil {
 				panic(err)
 			}
 			s.WriteMask(mask[:])
@@ -218,10 +218,10 @@ func TestGoldenPlaythroughs(t *testing.T) {
 		file      string
 		seed      uint64
 		maxRounds int
-		bots      [2]Bot
+		bots      [2]stateBot
 	}{
-		{"playthrough_random.txt", 1, 12, [2]Bot{RandomBot{}, RandomBot{}}},
-		{"playthrough_heuristic.txt", 2, 100, [2]Bot{HeuristicBot{}, HeuristicBot{}}},
+		{"playthrough_random.txt", 1, 12, [2]stateBot{RandomBot{}, RandomBot{}}},
+		{"playthrough_heuristic.txt", 2, 100, [2]stateBot{HeuristicBot{}, HeuristicBot{}}},
 	} {
 		t.Run(gp.file, func(t *testing.T) {
 			got := playthrough(t, gp.seed, gp.maxRounds, gp.bots)
@@ -249,7 +249,7 @@ func TestGoldenPlaythroughs(t *testing.T) {
 	}
 }
 
-func playthrough(tb testing.TB, seed uint64, maxRounds int, bots [2]Bot) string {
+func playthrough(tb testing.TB, seed uint64, maxRounds int, bots [2]stateBot) string {
 	tb.Helper()
 	g := MustNewGame(Params{MaxRounds: maxRounds})
 	s := g.NewInitialState(seed)
@@ -265,7 +265,7 @@ func playthrough(tb testing.TB, seed uint64, maxRounds int, bots [2]Bot) string 
 	for n := 1; !s.IsTerminal(); n++ {
 		legal := s.LegalActions()
 		p := s.CurrentPlayer()
-		a := bots[p].Act(s, &rng)
+		a := bots[p].ActState(s, &rng)
 		apply(tb, s, a)
 		fmt.Fprintf(&sb, "action %d: %s %s (%d) from %v\n", n, SeatName(p), ActionName(a), a, legal)
 		fmt.Fprintf(&sb, "rewards %v returns %v\n%s\n", s.Rewards(), s.Returns(), s)
@@ -364,7 +364,7 @@ func BenchmarkRandomPlay(b *testing.B) {
 	steps := 0
 	for b.Loop() {
 		for i, s := range states {
-			s.ApplyUnchecked(RandomBot{}.Act(s, &rng))
+			s.ApplyUnchecked(RandomBot{}.ActState(s, &rng))
 			if s.IsTerminal() {
 				s.Reset(seed)
 				seed++
@@ -385,7 +385,7 @@ func BenchmarkApply(b *testing.B) {
 	seed := uint64(2)
 	b.ReportAllocs()
 	for b.Loop() {
-		s.ApplyUnchecked(RandomBot{}.Act(s, &rng))
+		s.ApplyUnchecked(RandomBot{}.ActState(s, &rng))
 		if s.IsTerminal() {
 			s.Reset(seed)
 			seed++
@@ -401,7 +401,7 @@ func BenchmarkHeuristic(b *testing.B) {
 	seed := uint64(2)
 	b.ReportAllocs()
 	for b.Loop() {
-		s.ApplyUnchecked(HeuristicBot{}.Act(s, &rng))
+		s.ApplyUnchecked(HeuristicBot{}.ActState(s, &rng))
 		if s.IsTerminal() {
 			s.Reset(seed)
 			seed++

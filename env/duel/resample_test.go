@@ -38,12 +38,12 @@ func TestResampleKeepsWhatThePlayerKnows(t *testing.T) {
 				}
 				if i%25 == 0 { // play the world out: it is a game like any other
 					for !w.IsTerminal() {
-						w.ApplyUnchecked(RandomBot{}.Act(w, &rng))
+						w.ApplyUnchecked(RandomBot{}.ActState(w, &rng))
 						checkState(t, w, &ww)
 					}
 				}
 			}
-			s.ApplyUnchecked(RandomBot{}.Act(s, &rng))
+			s.ApplyUnchecked(RandomBot{}.ActState(s, &rng))
 		}
 	}
 	if changed < samples/2 {

@@ -1,8 +1,6 @@
 package duel
 
 import (
-	"fmt"
-
 	"github.com/davidgoliath/dgenv/env"
 )
 
@@ -28,30 +26,6 @@ func SpielType() *env.Type {
 		return &SpielGame{G: g, t: t}, nil
 	}
 	return t
-}
-
-// Bots are the duel's bots for a registry (besides the generic "random").
-func Bots() map[string]env.BotFactory {
-	return map[string]env.BotFactory{
-		"random":    SpielBot(RandomBot{}),
-		"heuristic": SpielBot(HeuristicBot{}),
-	}
-}
-
-// SpielBot makes a duel bot an env.BotFactory.
-func SpielBot(b Bot) env.BotFactory {
-	return func(g env.Game) (env.Bot, error) {
-		if _, ok := g.(*SpielGame); !ok {
-			return nil, fmt.Errorf("plays only %s, not %s", Name, g.Type().Name)
-		}
-		return spielBot{b}, nil
-	}
-}
-
-type spielBot struct{ b Bot }
-
-func (b spielBot) Act(s env.State, rng *env.RNG) int {
-	return b.b.Act(s.(*SpielState).S, rng)
 }
 
 // SpielGame is a *Game as an env.Game.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/duel"
 	"github.com/davidgoliath/dgenv/env/envtest"
 
 	"github.com/davidgoliath/dgenv/env/games"
@@ -37,8 +39,8 @@ func TestDefaultIsTheCardGame(t *testing.T) {
 	if err != nil || typ.Name != "david_goliath" {
 		t.Fatalf("Lookup(\"\") = %v, %v", typ, err)
 	}
-	if got := reg.Names(); len(got) != 2 || got[1] != "duel" {
-		t.Fatalf("Names() = %v", got)
+	if got := reg.Names(); !slices.Equal(got, wantNames) {
+		t.Fatalf("Names() = %v, want %v", got, wantNames)
 	}
 	if reg == games.Default() {
 		t.Fatal("Default returned the same registry twice")
@@ -238,4 +240,86 @@ func BenchmarkGenericVec(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "env-steps/s")
+}
+
+// The bots of every game are the registry's: each game lists its own
+// package's bots (and "random", which every game has), and each plays a
+// whole legal game of its game at every seat.
+func TestEveryGameListsItsBotsAndEachPlays(t *testing.T) {
+	want := map[string][]string{
+		"david_goliath": {"heuristic", "random", "search"},
+		"duel":          {"heuristic", "random"},
+		"nim":           {"greedy", "random"},
+	}
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		bots := reg.Bots(name)
+		if !slices.Equal(bots, want[name]) {
+			t.Errorf("Bots(%s) = %v, want %v", name, bots, want[name])
+		}
+		typ, _ := reg.Lookup(name)
+		g, err := typ.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bot := range bots {
+			t.Run(fmt.Sprintf("%s's %s plays every seat", name, bot), func(t *testing.T) {
+				agents := make([]string, g.NumPlayers())
+				for i := range agents {
+					agents[i] = "random"
+				}
+				agents[0] = bot
+				res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: agents, Games: g.NumPlayers(), Seed: 1, Workers: 1})
+				if err != nil || len(res.Scores) != g.NumPlayers() {
+					t.Fatalf("PlayMatchOf(%v) = %v, %v", agents, res, err)
+				}
+			})
+		}
+	}
+}
+
+// A bot of one game refuses another game through its factory (the
+// registry's error), never at its first move.
+func TestABotRefusesAnotherGame(t *testing.T) {
+	reg := games.Default()
+	duelType, _ := reg.Lookup("duel")
+	duelGame, _ := duelType.Default()
+	cardType, _ := reg.Lookup("")
+	cardGame, _ := cardType.Default()
+	for _, c := range []struct {
+		factory env.BotFactory
+		g       env.Game
+	}{{card.Bots()["heuristic"], duelGame}, {card.Bots()["search"], duelGame}, {duel.Bots()["heuristic"], cardGame}} {
+		if b, err := c.factory(c.g); err == nil || !strings.Contains(err.Error(), "plays only") {
+			t.Errorf("a bot for %s = %T, %v; want an error", c.g.Type().Name, b, err)
+		}
+	}
+}
+
+// A bot's decision through env.Bot allocates nothing (the batch engine
+// calls it per step): every bot of every game but the costly ones (the
+// search allocates its worlds per decision, not per step of a batch).
+func TestBotsDecideWithoutAllocating(t *testing.T) {
+	reg := games.Default()
+	for _, name := range reg.Names() {
+		typ, _ := reg.Lookup(name)
+		g, _ := typ.Default()
+		for _, botName := range reg.Bots(name) {
+			bot, err := reg.NewBot(g, botName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env.IsCostly(bot) {
+				continue
+			}
+			s := g.NewInitialState(3)
+			rng := env.NewRNG(3, 1)
+			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil { // a state a few moves in
+				t.Fatal(err)
+			}
+			if a := testing.AllocsPerRun(100, func() { bot.Act(s, &rng) }); a != 0 {
+				t.Errorf("%s's %s: Act allocates %v times a decision, want 0", name, botName, a)
+			}
+		}
+	}
 }

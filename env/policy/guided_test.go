@@ -44,42 +44,42 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb := policy.CardBots(map[string]*policy.Policy{"guidetest": p})
-	f, ok := pb["search:policy:guidetest"]
-	if !ok {
-		t.Fatal("no bot search:policy:guidetest")
-	}
-	bot := f()
-	gd, ok := bot.(policy.Guided)
-	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
-		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
-	}
-	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
 	reg := games.Default()
 	require := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	require(reg.RegisterBot(card.GameName, "search:policy:guidetest", card.SpielBot(func() card.Bot { return gd })))
+	require(policy.Register(reg, map[string]*policy.Policy{"guidetest": p}))
 	typ, _ := reg.Lookup(card.GameName)
 	cg, err := typ.New(map[string]any{"players": 4, "deals": 1})
 	require(err)
+	bot, err := reg.NewBot(cg, "search:policy:guidetest")
+	if err != nil {
+		t.Fatal("no bot search:policy:guidetest:", err)
+	}
+	gd, ok := bot.(policy.Guided)
+	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
+		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
+	}
+	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short
+	require(reg.RegisterBot(card.GameName, "search:policy:guidetest", card.Factory(gd)))
 	res, err := env.PlayMatchOf(reg, cg, env.MatchConfig{
 		Agents: []string{"search:policy:guidetest", "heuristic", "random", "heuristic"}, Games: 2, Seed: 1,
 	})
 	if err != nil || len(res.Scores) != 2 {
 		t.Fatalf("PlayMatch = %v, %v", res, err)
 	}
-	g3, _ := card.NewGame(card.Params{Players: 3})
-	if err := gd.CheckGame(g3); err == nil {
+	require(policy.Register(reg, map[string]*policy.Policy{"guidetest3": p}))
+	g3, _ := typ.New(map[string]any{"players": 3})
+	if _, err := reg.NewBot(g3, "search:policy:guidetest3"); err == nil {
 		t.Fatal("a 4-player policy's guided search accepted a 3-player game")
 	}
 	g, _ := card.NewGame(card.Params{Players: 4, Deals: 1})
 	s := g.NewInitialState(5)
 	rng := env.NewRNG(1, 2)
 	for !s.IsTerminal() {
-		if err := s.ApplyAction(gd.Act(s, &rng)); err != nil {
+		if err := s.ApplyAction(gd.ActState(s, &rng)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func gameStates(b *testing.B) []*card.State {
 			if s.NumLegal() > 1 {
 				out = append(out, s.Clone())
 			}
-			if err := s.ApplyAction(card.HeuristicBot{}.Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(card.HeuristicBot{}.ActState(s, &rng)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -108,13 +108,13 @@ func gameStates(b *testing.B) []*card.State {
 
 // benchDecisions is the mean time of one decision over a game's mix, on one
 // goroutine (the search bots' Workers = 1).
-func benchDecisions(b *testing.B, bot card.Bot) {
+func benchDecisions(b *testing.B, bot card.StateBot) {
 	states := gameStates(b)
 	rng := env.NewRNG(2, 2)
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		bot.Act(states[i%len(states)], &rng)
+		bot.ActState(states[i%len(states)], &rng)
 		i++
 	}
 }

@@ -82,23 +82,6 @@ func LoadFS(reg *env.Registry, fsys fs.FS, pins map[string]string) (map[string]*
 	return out, nil
 }
 
-// CardBots are the card-game bots a set of policies provides, by bot name:
-// each card-game policy as "policy:<name>" (greedy) and the search bot it
-// guides as "search:policy:<name>" (NewGuided), as bots of package card
-// (for tools that play card.State directly, as dgteach). Policies of other
-// games are left out. Register puts every policy in a registry.
-func CardBots(ps map[string]*Policy) map[string]card.BotFactory {
-	out := make(map[string]card.BotFactory, 2*len(ps))
-	for name, p := range ps {
-		if p.meta.GameName != card.GameName {
-			continue
-		}
-		out["policy:"+name] = func() card.Bot { return Bot{Policy: p, Greedy: true} }
-		out["search:policy:"+name] = func() card.Bot { return NewGuided(p) }
-	}
-	return out
-}
-
 // Register adds the bots of ps to reg, each under its policy's game:
 // "policy:<name>" (greedy) for every policy, and for card-game policies
 // also the search it guides, "search:policy:<name>". Whoever serves the
@@ -110,25 +93,26 @@ func Register(reg *env.Registry, ps map[string]*Policy) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	cardBots := CardBots(ps)
 	for _, name := range names {
 		p := ps[name]
 		game := p.meta.GameName
-		if game == card.GameName {
-			for _, bot := range []string{"policy:" + name, "search:policy:" + name} {
-				if err := reg.RegisterBot(game, bot, card.SpielBot(cardBots[bot])); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		err := reg.RegisterBot(game, "policy:"+name, func(g env.Game) (env.Bot, error) {
+		if err := reg.RegisterBot(game, "policy:"+name, func(g env.Game) (env.Bot, error) {
 			if err := p.Check(g); err != nil {
 				return nil, err
 			}
-			return GameBot{Policy: p, Greedy: true}, nil
-		})
-		if err != nil {
+			return Bot{Policy: p, Greedy: true}, nil
+		}); err != nil {
+			return err
+		}
+		if game != card.GameName {
+			continue
+		}
+		if err := reg.RegisterBot(game, "search:policy:"+name, func(g env.Game) (env.Bot, error) {
+			if err := p.Check(g); err != nil {
+				return nil, err
+			}
+			return NewGuided(p), nil
+		}); err != nil {
 			return err
 		}
 	}

@@ -208,8 +208,8 @@ func (p *Policy) Check(g env.Game) error {
 	return nil
 }
 
-// CheckGame is Check for the card game's own type (card.GameChecker, for
-// the bots of package card).
+// CheckGame is Check for the card game's own type (tools that hold a
+// *card.Game, as dgteach's -prior).
 func (p *Policy) CheckGame(g *card.Game) error {
 	t := card.SpielType()
 	sg, err := t.New(map[string]any{"players": g.NumPlayers()})
@@ -626,8 +626,11 @@ func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
 	}
 }
 
-// Bot plays a policy as a card.Bot (the card game's bots: the arena,
-// dgteach). GameBot is the same for any game of the interface.
+// Bot plays a policy as an env.Bot, for any game of the interface
+// (Register makes it the bot "policy:<name>" of the policy's game, its
+// factory refusing a game the policy cannot play), and as a
+// card.StateBot on the card game's own state (the search's rollouts,
+// dgteach).
 type Bot struct {
 	Policy *Policy
 	// Greedy picks the best legal action; otherwise actions are sampled
@@ -636,26 +639,14 @@ type Bot struct {
 	Temperature float64
 }
 
-// CheckGame implements card.GameChecker: a policy plays only the game and
-// player count it was trained for.
-func (b Bot) CheckGame(g *card.Game) error { return b.Policy.CheckGame(g) }
-
-// Act implements card.Bot: it encodes the acting seat's observation, runs
+// Act implements env.Bot: it encodes the acting seat's observation, runs
 // the network and chooses among the legal actions.
-func (b Bot) Act(s *card.State, rng *env.RNG) card.Action {
+func (b Bot) Act(s env.State, rng *env.RNG) int {
 	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
 }
 
-// GameBot plays a policy as an env.Bot, for any game of the interface
-// (Register makes it the bot "policy:<name>" of the policy's game).
-type GameBot struct {
-	Policy      *Policy
-	Greedy      bool
-	Temperature float64
-}
-
-// Act implements env.Bot.
-func (b GameBot) Act(s env.State, rng *env.RNG) int {
+// ActState implements card.StateBot: Act on the card game's own state.
+func (b Bot) ActState(s *card.State, rng *env.RNG) card.Action {
 	return b.Policy.decide(s, b.Greedy, b.Temperature, rng)
 }
 

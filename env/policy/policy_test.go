@@ -74,10 +74,8 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := games.Default()
-	for name, f := range policy.CardBots(map[string]*policy.Policy{"paritytest": p}) {
-		if err := reg.RegisterBot(card.GameName, name, card.SpielBot(f)); err != nil {
-			t.Fatal(err)
-		}
+	if err := policy.Register(reg, map[string]*policy.Policy{"paritytest": p}); err != nil {
+		t.Fatal(err)
 	}
 	typ, _ := reg.Lookup(card.GameName)
 	cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})
@@ -95,7 +93,7 @@ func TestPolicyPlaysLegalGamesAsABot(t *testing.T) {
 	s := g.NewInitialState(9)
 	rng := env.NewRNG(1, 1)
 	for !s.IsTerminal() {
-		if err := s.ApplyAction(sampled.Act(s, &rng)); err != nil {
+		if err := s.ApplyAction(sampled.ActState(s, &rng)); err != nil {
 			t.Fatalf("sampled policy: %v", err)
 		}
 	}
@@ -107,18 +105,15 @@ func TestPolicyRefusesAnotherPlayerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := games.Default() // a batch's opponent is made by the registry, which asks the bot
+	reg := games.Default()
 	if err := policy.Register(reg, map[string]*policy.Policy{"fourplayers": p}); err != nil {
 		t.Fatal(err)
 	}
 	typ, _ := reg.Lookup(card.GameName)
-	g, err := typ.New(map[string]any{"players": 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = reg.NewBot(g, "policy:fourplayers")
+	cg5, _ := typ.New(map[string]any{"players": 5})
+	_, err = reg.NewBot(cg5, "policy:fourplayers")
 	if err == nil || !errors.Is(err, policy.ErrBadModel) {
-		t.Fatalf("NewVecEnv with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
+		t.Fatalf("NewBot with a 4-player policy in a 5-player game: err = %v, want ErrBadModel", err)
 	}
 	g5, _ := card.NewGame(card.Params{Players: 5})
 	if err := p.CheckGame(g5); err == nil {
@@ -245,7 +240,7 @@ func TestCommittedPolicyLoadsAndPlays(t *testing.T) {
 	for seed := range uint64(3) {
 		s := g.NewInitialState(seed)
 		for !s.IsTerminal() {
-			if err := s.ApplyAction(bot.Act(s, &rng)); err != nil {
+			if err := s.ApplyAction(bot.ActState(s, &rng)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -268,7 +263,7 @@ func BenchmarkPolicyAct(b *testing.B) {
 	rng := env.NewRNG(1, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		bot.Act(s, &rng)
+		bot.ActState(s, &rng)
 	}
 }
 
@@ -328,7 +323,7 @@ func TestNonFiniteLogitsFail(t *testing.T) {
 		}
 	})
 	t.Run("a bot's decision panics with the error, never plays", func(t *testing.T) {
-		for _, b := range []card.Bot{policy.Bot{Policy: p, Greedy: true}, policy.Bot{Policy: p, Temperature: 1}} {
+		for _, b := range []card.StateBot{policy.Bot{Policy: p, Greedy: true}, policy.Bot{Policy: p, Temperature: 1}} {
 			func() {
 				defer func() {
 					e, _ := recover().(error)
@@ -337,17 +332,15 @@ func TestNonFiniteLogitsFail(t *testing.T) {
 					}
 				}()
 				rng := env.NewRNG(1, 1)
-				a := b.Act(s, &rng)
+				a := b.ActState(s, &rng)
 				t.Fatalf("Act played %d", a)
 			}()
 		}
 	})
 	t.Run("a match with it fails with the error", func(t *testing.T) {
 		reg := games.Default()
-		for name, f := range policy.CardBots(map[string]*policy.Policy{"overflow": p}) {
-			if err := reg.RegisterBot(card.GameName, name, card.SpielBot(f)); err != nil {
-				t.Fatal(err)
-			}
+		if err := policy.Register(reg, map[string]*policy.Policy{"overflow": p}); err != nil {
+			t.Fatal(err)
 		}
 		typ, _ := reg.Lookup(card.GameName)
 		cg, _ := typ.New(map[string]any{"players": 4, "deals": 1})

@@ -1,16 +1,23 @@
 """The game registry through the Python client, and the proof that a game plugs in.
 
-``nim`` is registered only in a test build of dgserver (``go build -tags
-testgame``, env/testgame/README.md): nothing in python/ knows it. It is
-listed, created, stepped (plain and bit-packed), recorded and evaluated
-through the client, and played through the Gymnasium and PettingZoo
-adapters, which size their spaces from its spec.
+The test games are registered only in the test build (``-tags testgame``:
+env/games registers them; ``make build`` makes ``bin/dgserver-testgame``,
+``bin/dgeval-testgame`` and ``bin/libdgenv-testgame.so``): nothing in
+python/src knows them. ``nim`` is listed, created, stepped (plain and
+bit-packed), recorded and evaluated through the client, and played through
+the Gymnasium and PettingZoo adapters, which size their spaces from its
+spec. And every game the test build lists, named by nothing here, runs
+through the in-process library (step for step equal to the server),
+Gymnasium's and PettingZoo's own checkers and dgeval (every_game.py).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -24,20 +31,31 @@ from dgenv.server import find_repo
 HEAP, TAKE = 10, 3
 
 
-@pytest.fixture(scope="module")
-def nim_server() -> Iterator[dgenv.LocalServer]:
-    """A dgserver built with the test game (``-tags testgame``), on a free loopback port."""
+def _build_test(*args: str) -> Path:
+    """Build a binary of the test build (``-tags testgame``) into the repository's bin/; returns its path."""
     repo = find_repo(Path(__file__).resolve().parent)
     assert repo is not None
     go = shutil.which("go")
-    assert go is not None, "go is needed to build the test game's server"
-    out = repo / "bin" / "dgserver-testgame"
+    assert go is not None, "go is needed to build the test build"
+    out = repo / "bin" / args[-2]
     # go build is incremental: a second build of unchanged sources takes a second or two.
-    r = subprocess.run([go, "build", "-tags", "testgame", "-o", str(out), "./cmd/dgserver"], cwd=repo,
+    r = subprocess.run([go, "build", "-tags", "testgame", *args[:-2], "-o", str(out), args[-1]], cwd=repo,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    with dgenv.serve(binary=out, timeout=120) as srv:
+    return out
+
+
+@pytest.fixture(scope="module")
+def testgame_server() -> Iterator[dgenv.LocalServer]:
+    """The dgserver of the test build, on a free loopback port."""
+    with dgenv.serve(binary=_build_test("dgserver-testgame", "./cmd/dgserver"), timeout=120) as srv:
         yield srv
+
+
+@pytest.fixture(scope="module")
+def nim_server(testgame_server: dgenv.LocalServer) -> dgenv.LocalServer:
+    """The test build's server, for the tests of the test game nim by name."""
+    return testgame_server
 
 
 def test_games_lists_the_card_game_first_with_its_parameters(server: dgenv.LocalServer) -> None:
@@ -194,3 +212,24 @@ def test_another_game_in_process_matches_http(server: dgenv.LocalServer) -> None
     with pytest.raises(dgenv.BadRequest) as ei:
         local.make(game="nim")  # registered only in the test build of dgserver
     assert ei.value.details.get("field") == "game.name"
+
+
+def test_every_game_of_the_test_build_runs_in_process_in_gymnasium_pettingzoo_and_dgeval(
+    testgame_server: dgenv.LocalServer, tmp_path: Path
+) -> None:
+    # A fresh process loads the test build's library ($DGENV_LIB): a process holds one Go runtime,
+    # and this one may have loaded the plain build's.
+    lib = _build_test("-buildmode=c-shared", "libdgenv-testgame.so", "./cmd/libdgenv")
+    dgeval = _build_test("dgeval-testgame", "./cmd/dgeval")
+    out = tmp_path / "every_game.json"
+    env = dict(os.environ, DGENV_LIB=str(lib))
+    r = subprocess.run([sys.executable, str(Path(__file__).with_name("every_game.py")), testgame_server.url,
+                        str(dgeval), str(out)], env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(out.read_text())
+    listed = [g.name for g in testgame_server.games()]
+    plain = [g.name for g in dgenv.local().games()]
+    assert report["games"] == listed and set(report["checked"]) == set(listed)
+    assert len(listed) > len(plain) and listed[: len(plain)] == plain  # the test games come after the shipped ones
+    for name, c in report["checked"].items():
+        assert c["inproc_equals_http"] and c["gymnasium"] and c["pettingzoo"] and c["dgeval_games"] == 12, (name, c)
