@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -107,14 +107,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jsonOut != "" {
 		out := summary{Games: len(res.Scores), Players: *players, Seed: *seed, Duplicate: *duplicate,
-			Agents: make([]agentJSON, len(stats)), Ratings: ratings}
-		for i, st := range stats {
-			out.Agents[i] = agentJSON{Name: st.Name, Seats: st.Seats, Score: estimate(st.Score), Diff: estimate(st.Diff), Win: estimate(st.Win)}
-		}
+			Agents: wire.AgentsOf(stats), Ratings: ratings}
 		if *scoresIn == "" {
 			for _, s := range res.BySeat() {
 				out.BySeat = append(out.BySeat, seatJSON{Agent: s.Agent, Name: s.Name, Seat: s.Seat, Games: s.Games,
-					Score: estimate(s.Score), Wins: s.Wins, Draws: s.Draws, Losses: s.Games - s.Wins - s.Draws})
+					Score: wire.Estimate(s.Score), Wins: s.Wins, Draws: s.Draws, Losses: s.Games - s.Wins - s.Draws})
 			}
 		}
 		b, err := json.MarshalIndent(out, "", "  ")
@@ -144,7 +141,7 @@ type summary struct {
 	Players   int                `json:"players"`
 	Seed      uint64             `json:"seed"`
 	Duplicate bool               `json:"duplicate"`
-	Agents    []agentJSON        `json:"agents"`
+	Agents    []wire.AgentStats  `json:"agents"`
 	Ratings   map[string]float64 `json:"ratings"`
 	// BySeat is each agent position's record from each seat it held (in
 	// the duel, each role); absent for -scores, whose seating is unknown.
@@ -153,38 +150,14 @@ type summary struct {
 
 // seatJSON is one agent position's record from one seat (env.SeatStats).
 type seatJSON struct {
-	Agent  int      `json:"agent"` // index into -agents
-	Name   string   `json:"name"`
-	Seat   int      `json:"seat"`
-	Games  int      `json:"games"`
-	Score  estimate `json:"score"`
-	Wins   int      `json:"wins"`
-	Draws  int      `json:"draws"`
-	Losses int      `json:"losses"`
-}
-
-// agentJSON is one agent's statistics (env.AgentStats).
-type agentJSON struct {
-	Name  string   `json:"name"`
-	Seats int      `json:"seats"`
-	Score estimate `json:"score"`      // total per game
-	Diff  estimate `json:"score_diff"` // total minus the mean of the other seats
-	Win   estimate `json:"win_rate"`   // share of the win (ties share)
-}
-
-// estimate is env.Estimate on the wire: a value that is not finite (an
-// interval from one sample) is null, which JSON can carry.
-type estimate env.Estimate
-
-// MarshalJSON implements json.Marshaler.
-func (e estimate) MarshalJSON() ([]byte, error) {
-	num := func(x float64) string {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "null"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
+	Agent  int           `json:"agent"` // index into -agents
+	Name   string        `json:"name"`
+	Seat   int           `json:"seat"`
+	Games  int           `json:"games"`
+	Score  wire.Estimate `json:"score"`
+	Wins   int           `json:"wins"`
+	Draws  int           `json:"draws"`
+	Losses int           `json:"losses"`
 }
 
 // loadPolicies loads the policies of dir as bots of their games in reg.

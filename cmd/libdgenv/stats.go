@@ -7,11 +7,10 @@ import "C"
 
 import (
 	"encoding/json"
-	"math"
-	"strconv"
 	"unsafe"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 // Match statistics for the Python package (dgenv.stats): the figures of
@@ -23,32 +22,8 @@ import (
 // "ratings" (cmd/dgeval's summary), with the number of games.
 type matchStatsJSON struct {
 	Games   int                `json:"games"`
-	Agents  []agentStatsJSON   `json:"agents"`
+	Agents  []wire.AgentStats  `json:"agents"`
 	Ratings map[string]float64 `json:"ratings"`
-}
-
-// agentStatsJSON is env.AgentStats with dgeval -json's keys.
-type agentStatsJSON struct {
-	Name  string       `json:"name"`
-	Seats int          `json:"seats"`
-	Score estimateJSON `json:"score"`      // total per game
-	Diff  estimateJSON `json:"score_diff"` // total minus the mean of the other seats
-	Win   estimateJSON `json:"win_rate"`   // share of the win (ties share)
-}
-
-// estimateJSON is env.Estimate as dgeval writes it: a value that is not
-// finite (the interval of one sample, anything of none) is null.
-type estimateJSON env.Estimate
-
-// MarshalJSON implements json.Marshaler.
-func (e estimateJSON) MarshalJSON() ([]byte, error) {
-	num := func(x float64) string {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return "null"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return []byte(`{"mean":` + num(e.Mean) + `,"ci95":` + num(e.CI95) + `}`), nil
 }
 
 // maxStatsAgents bounds the agents of one match (the statistics are
@@ -78,11 +53,7 @@ func matchStats(agentsJSON []byte, scores []int64) ([]byte, *env.Error) {
 		r.Scores[k] = row
 	}
 	sum := r.Summarize()
-	out := matchStatsJSON{Games: len(r.Scores), Agents: make([]agentStatsJSON, len(sum)), Ratings: r.Ratings()}
-	for i, s := range sum {
-		out.Agents[i] = agentStatsJSON{Name: s.Name, Seats: s.Seats, Score: estimateJSON(s.Score),
-			Diff: estimateJSON(s.Diff), Win: estimateJSON(s.Win)}
-	}
+	out := matchStatsJSON{Games: len(r.Scores), Agents: wire.AgentsOf(sum), Ratings: r.Ratings()}
 	b, err := json.Marshal(out)
 	if err != nil { // a rating that is not finite: scores too large for float64's logarithms
 		return nil, env.FieldError("scores", "scores: the ratings are not finite numbers: %v", err)
