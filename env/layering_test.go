@@ -48,7 +48,6 @@ var gameImportExceptions = map[string]string{
 	module + "/server":       "env/card: card.MaxNumEnvs, card.PanicError and the default game's name (issue 19, the session plan and one engine: S1, E)",
 	module + "/server/wire":  "env/card: wire.CardParams and the card record's wire form (issue 19, the session plan: S1)",
 	module + "/cmd/libdgenv": "env/card: the card game's explicit-chance state, dg_state_* (issue 19, the single-state ABI: S2)",
-	module + "/cmd/dgbench":  "env/card: benchmarks the card game's batch and unpacks its mask over HTTP (issue 19, one engine: E)",
 	module + "/cmd/dgsoak":   "env/card: a soak client of card-game sessions, its masks sized by card.NumActions",
 	module + "/cmd/dgteach":  "env/card: labels positions with the card game's search (SearchBot.Values on *card.State), a card-game tool",
 }
