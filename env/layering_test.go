@@ -45,9 +45,6 @@ var nonGames = []string{module + "/env/envtest", module + "/env/games", module +
 // import a game package directly (rule 3), with the reason. Remove a line
 // when its package stops: the test says so.
 var gameImportExceptions = map[string]string{
-	module + "/server":       "env/card: card.MaxNumEnvs, card.PanicError and the default game's name (issue 19, the session plan and one engine: S1, E)",
-	module + "/server/wire":  "env/card: wire.CardParams and the card record's wire form (issue 19, the session plan: S1)",
-	module + "/cmd/libdgenv": "env/card: the card game's explicit-chance state, dg_state_* (issue 19, the single-state ABI: S2)",
 	module + "/cmd/dgsoak":   "env/card: a soak client of card-game sessions, its masks sized by card.NumActions",
 	module + "/cmd/dgteach":  "env/card: labels positions with the card game's search (SearchBot.Values on *card.State), a card-game tool",
 }
