@@ -45,8 +45,7 @@ var nonGames = []string{module + "/env/envtest", module + "/env/games", module +
 // import a game package directly (rule 3), with the reason. Remove a line
 // when its package stops: the test says so.
 var gameImportExceptions = map[string]string{
-	module + "/cmd/dgsoak":   "env/card: a soak client of card-game sessions, its masks sized by card.NumActions",
-	module + "/cmd/dgteach":  "env/card: labels positions with the card game's search (SearchBot.Values on *card.State), a card-game tool",
+	module + "/cmd/dgteach": "env/card: labels positions with the card game's search (SearchBot.Values on *card.State), a card-game tool",
 }
 
 // forbiddenDeps may be no dependency of env/... or obs/... at all.
