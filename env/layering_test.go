@@ -12,10 +12,9 @@ package env_test
 //     imports only the core, obs and the standard library: no other game,
 //     no wiring, no third-party package.
 //  3. server/... and cmd/... import no game package: they reach games
-//     through the registry (env, env/games, env/policy, obs). The
-//     exceptions still in the tree are listed in gameImportExceptions, each
-//     with why; the test fails when one is no longer needed, so the list
-//     only shrinks.
+//     through the registry (env, env/games, env/policy, obs), and what a
+//     tool needs of a game beyond the interface comes through the core's
+//     optional interfaces (env.ActionValuer, env.FieldStarter, ...).
 //  4. env/... and obs/... do no I/O (STYLE.md habit 1): none of them
 //     imports os, log, log/slog, flag or net/http itself, and none depends
 //     on net/http, gin, msgpack or viper at all (fmt depends on os, so os is
@@ -40,15 +39,6 @@ const module = "github.com/davidgoliath/dgenv"
 // conformance helpers, the wiring that names the shipped games, and the
 // trained policies (bots of any game, the card game's guided search).
 var nonGames = []string{module + "/env/envtest", module + "/env/games", module + "/env/policy"}
-
-// gameImportExceptions are the packages of server/ and cmd/ that still
-// import a game package directly (rule 3), with the reason. Remove a line
-// when its package stops: the test says so.
-var gameImportExceptions = map[string]string{
-	module + "/cmd/dgbench":  "env/card: benchmarks the card game's batch and unpacks its mask over HTTP (issue 19, one engine: E)",
-	module + "/cmd/dgsoak":   "env/card: a soak client of card-game sessions, its masks sized by card.NumActions",
-	module + "/cmd/dgteach":  "env/card: labels positions with the card game's search (SearchBot.Values on *card.State), a card-game tool",
-}
 
 // forbiddenDeps may be no dependency of env/... or obs/... at all.
 var forbiddenDeps = []string{"net/http", "github.com/gin-gonic/gin", "github.com/vmihailenco/msgpack/v5", "github.com/spf13/viper"}
@@ -148,7 +138,7 @@ func TestLayering(t *testing.T) {
 				}
 			})
 
-			t.Run("server and cmd import no game but the listed exceptions", func(t *testing.T) {
+			t.Run("server and cmd import no game", func(t *testing.T) {
 				for path, p := range pkgs {
 					if !strings.HasPrefix(path, module+"/server") && !strings.HasPrefix(path, module+"/cmd/") {
 						continue
@@ -159,14 +149,8 @@ func TestLayering(t *testing.T) {
 							direct = append(direct, imp)
 						}
 					}
-					why, excepted := gameImportExceptions[path]
-					switch {
-					case len(direct) > 0 && !excepted:
+					if len(direct) > 0 {
 						t.Errorf("%s imports the game(s) %v: reach games through the registry (env/games)", path, direct)
-					case len(direct) > 0 && slices.Contains(direct, module+"/env/testgame"):
-						t.Errorf("%s imports the test game: only env/games' testgame build may", path)
-					case len(direct) == 0 && excepted:
-						t.Errorf("%s imports no game any more: remove its line from gameImportExceptions (%s)", path, why)
 					}
 				}
 			})

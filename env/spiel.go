@@ -241,10 +241,26 @@ func RecordOf(s State) *Record {
 	return r
 }
 
-// Replay plays r's actions from NewInitialState(r.Seed) in the game reg
-// makes of r's type and values, checking every action and the returns.
+// FieldStarter is implemented by games whose records replay without a
+// seed, from the fields of their own record form (RecordFielder): the card
+// game, whose batch envs draw their games from a stream of their own, so
+// that its records carry each deal's hands instead of a seed.
+type FieldStarter interface {
+	// StartFromFields returns the state a record's actions start from, its
+	// chance fixed by fields: the game's record fields as a front end
+	// decoded them from JSON or msgpack (RecordFielder's names; numbers of
+	// any integer type or integral floats, arrays as []any or typed
+	// slices, objects as map[string]any).
+	StartFromFields(fields map[string]any) (State, error)
+}
+
+// Replay plays r's actions in the game reg makes of r's type and values,
+// checking every action and the returns. The game starts from
+// NewInitialState(r.Seed) when r has a seed, else, for a FieldStarter
+// game, from r.Extra given as the decoded fields (map[string]any).
 func (r *Record) Replay(reg *Registry) (State, error) {
-	if !r.HasSeed {
+	fields, _ := r.Extra.(map[string]any)
+	if !r.HasSeed && fields == nil {
 		return nil, errors.New("record: no seed to replay from")
 	}
 	t, err := reg.Lookup(r.Game)
@@ -259,7 +275,16 @@ func (r *Record) Replay(reg *Registry) (State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := g.NewInitialState(r.Seed)
+	var s State
+	if r.HasSeed {
+		s = g.NewInitialState(r.Seed)
+	} else if fs, ok := g.(FieldStarter); ok {
+		if s, err = fs.StartFromFields(fields); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+	} else {
+		return nil, fmt.Errorf("record: no seed to replay from, and %s does not start from its record's fields", r.Game)
+	}
 	for i, a := range r.Actions {
 		if err := s.ApplyAction(a); err != nil {
 			return nil, fmt.Errorf("record: action %d (%d): %w", i, a, err)

@@ -21,7 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -162,6 +162,7 @@ func runHTTP(c config) error {
 		}
 	}
 	var steps, wire int64
+	g := sess[0].game
 	var lat []time.Duration
 	for _, s := range sess {
 		steps += s.steps
@@ -178,7 +179,7 @@ func runHTTP(c config) error {
 		extra = fmt.Sprintf(" inproc_steps_per_sec=%.0f http_over_inproc=%.2f", in, rate/in)
 	}
 	fmt.Printf("steps_per_sec=%.0f mode=http game=%s format=%s players=%d envs=%d sessions=%d packing=%s seconds=%.1f requests=%d bytes_per_step=%.1f p50_us=%.0f p99_us=%.0f%s\n",
-		rate, c.game, c.format, c.playersOf(), c.envs, k, c.packing, el, len(lat), float64(wire)/float64(steps), pct(0.50), pct(0.99), extra)
+		rate, g["name"], c.format, sess[0].players, c.envs, k, c.packing, el, len(lat), float64(wire)/float64(steps), pct(0.50), pct(0.99), extra)
 	return nil
 }
 
@@ -187,6 +188,8 @@ func runHTTP(c config) error {
 type benchSession struct {
 	cl      *benchClient
 	base    string
+	game    wire.GameSpec // the spec's
+	players int           // the spec's
 	mask    []byte
 	rng     env.RNG
 	actions []int32
@@ -198,10 +201,15 @@ type benchSession struct {
 // openSession creates a session of n envs (seed c.seed + i) and resets it.
 func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSession, error) {
 	cl := newBenchClient(addr, c.token, c.format == "json")
-	game := map[string]any{"players": c.players}
-	if !c.cardGame() {
-		game = map[string]any{"name": c.game}
+	typ, err := games.Default().Lookup(c.game)
+	if err != nil {
+		return nil, err
 	}
+	game, err := c.gameParams(typ)
+	if err != nil {
+		return nil, err
+	}
+	game["name"] = typ.Name
 	create := map[string]any{"game": game, "num_envs": n, "seed": c.seed + i}
 	if seats != nil {
 		create["learner_seats"] = seats
@@ -210,9 +218,6 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 	switch c.packing {
 	case "none":
 	case "bits":
-		if !c.cardGame() {
-			return nil, fmt.Errorf("-packing bits: this client unpacks only %s's mask", card.GameName)
-		}
 		if cl.json {
 			return nil, errors.New("-packing bits: use -format msgpack")
 		}
@@ -235,16 +240,19 @@ func openSession(c config, addr string, seats []int, n int, i uint64) (*benchSes
 		}
 		cl.packing = &obs.Packing{Bytes: pk.ObsBytes, Extra: extra, ExtraBytes: pk.ExtraBytes}
 		cl.obs = make([]uint8, n*d)
-		cl.mask = make([]uint8, n*card.NumActions)
-		cl.d = d
+		na := created.Spec.NumActions
+		if pk.MaskBytes != obs.PackedLen(na) {
+			return nil, fmt.Errorf("spec: mask_bytes %d for %d actions, want %d", pk.MaskBytes, na, obs.PackedLen(na))
+		}
+		cl.mask = make([]uint8, n*na)
+		cl.d, cl.na = d, na
 	}
 	s := &benchSession{
-		cl: cl, base: "/v1/sessions/" + created.Session,
+		cl: cl, base: "/v1/sessions/" + created.Session, game: created.Spec.Game, players: created.Spec.Players,
 		rng: env.NewRNG(c.seed+i, 99), actions: make([]int32, n), req: newStepBody(n),
 		lat: make([]time.Duration, 0, 1<<16),
 	}
 	s.req.json = cl.json
-	var err error
 	if s.mask, err = cl.batch(s.base+"/reset", []byte("\x80"), `{}`); err != nil {
 		s.close()
 		return nil, err
@@ -282,7 +290,7 @@ type benchClient struct {
 	// A packed session's answers are unpacked into obs and mask, as a
 	// trainer would before using them.
 	packing   *obs.Packing
-	d         int
+	d, na     int // obs size and actions of a packed session
 	obs, mask []uint8
 }
 
@@ -440,14 +448,15 @@ func (cl *benchClient) unpack() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pk, d := cl.packing, cl.d
-	n := len(cl.mask) / card.NumActions
-	if len(bits) != n*pk.Bytes || len(extra) != n*pk.ExtraBytes || len(maskBits) != n*card.MaskBytes {
+	pk, d, na := cl.packing, cl.d, cl.na
+	mb := obs.PackedLen(na)
+	n := len(cl.mask) / na
+	if len(bits) != n*pk.Bytes || len(extra) != n*pk.ExtraBytes || len(maskBits) != n*mb {
 		return nil, fmt.Errorf("packed answer: blob sizes %d, %d, %d do not fit %d envs", len(bits), len(extra), len(maskBits), n)
 	}
 	for i := range n {
 		pk.Unpack(cl.obs[i*d:(i+1)*d], bits[i*pk.Bytes:(i+1)*pk.Bytes], extra[i*pk.ExtraBytes:(i+1)*pk.ExtraBytes])
-		obs.UnpackBits(cl.mask[i*card.NumActions:(i+1)*card.NumActions], maskBits[i*card.MaskBytes:(i+1)*card.MaskBytes])
+		obs.UnpackBits(cl.mask[i*na:(i+1)*na], maskBits[i*mb:(i+1)*mb])
 	}
 	return cl.mask, nil
 }

@@ -4,6 +4,10 @@
 //	dgbench -players 4 -envs 4096 -seconds 5            in-process random legal play
 //	dgbench -mode http -envs 4096 -seconds 5            the same over the batch HTTP API
 //	dgbench -game duel -envs 4096 -seconds 5            another game of the registry
+//	dgbench -game duel -param max_rounds=50             a game's parameter (repeat -param)
+//
+// It reaches games only through the registry (env/games): the default game
+// is the registry's, sizes come from the game (or the session's spec).
 package main
 
 import (
@@ -11,18 +15,21 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 )
 
 type config struct {
 	mode     string
-	game     string // a game of games.Default(); the card game takes -players
-	players  int
+	game     string // a game of games.Default(); "" is its default
+	players  int    // 0: the game's default; else its "players", if it has one
+	deals    int    // 0: the game's default; else its "deals", if it has one
+	params   params // -param name=value, any game's
 	envs     int
 	seconds  float64
 	workers  int
@@ -43,8 +50,11 @@ var modes = map[string]func(config) error{"inproc": runInProc}
 func main() {
 	var c config
 	flag.StringVar(&c.mode, "mode", "inproc", "what to measure: inproc (engine in this process) or http")
-	flag.StringVar(&c.game, "game", card.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (-players is the card game's)")
-	flag.IntVar(&c.players, "players", 4, "players per game (3..6; the card game only)")
+	reg := games.Default()
+	flag.StringVar(&c.game, "game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals set the game's parameters of those names if it has them")
+	flag.IntVar(&c.players, "players", 0, `players per game: the game's parameter "players", if it has one (0 = its default)`)
+	flag.IntVar(&c.deals, "deals", 0, `deals per game: the game's parameter "deals", if it has one (0 = its default)`)
+	flag.Var(&c.params, "param", "a game parameter name=<integer> (repeat for several), e.g. -param first_dealer=1")
 	flag.IntVar(&c.envs, "envs", 4096, "games stepped at once")
 	flag.Float64Var(&c.seconds, "seconds", 5, "how long to measure")
 	flag.IntVar(&c.workers, "workers", 0, "goroutines stepping the batch (0 = GOMAXPROCS)")
@@ -153,7 +163,7 @@ func runInProc(c config) error {
 	}
 	el := time.Since(start).Seconds()
 	fmt.Printf("steps_per_sec=%.0f engine_steps_per_sec=%.0f mode=inproc game=%s players=%d envs=%d packing=%s seconds=%.1f\n",
-		float64(steps)/el, float64(steps)/stepTime.Seconds(), c.game, c.playersOf(), c.envs, c.packing, el)
+		float64(steps)/el, float64(steps)/stepTime.Seconds(), v.game.Type().Name, v.game.NumPlayers(), c.envs, c.packing, el)
 	return nil
 }
 
@@ -164,28 +174,76 @@ type vec interface {
 	Close()
 }
 
+// gameVec is a batch and the game it plays.
+type gameVec struct {
+	vec
+	game env.Game
+}
+
+// params is the repeated flag -param name=value.
+type params []string
+
+func (p *params) String() string { return strings.Join(*p, ",") }
+
+func (p *params) Set(kv string) error {
+	if k, v, ok := strings.Cut(kv, "="); !ok || k == "" || v == "" {
+		return fmt.Errorf("want name=<integer>, got %q", kv)
+	}
+	*p = append(*p, kv)
+	return nil
+}
+
+// gameParams are the parameters c gives c.game's type: -players and -deals
+// (when not 0) where the type has parameters of those names, then every
+// -param.
+func (c config) gameParams(typ *env.Type) (map[string]any, error) {
+	given := map[string]any{}
+	has := func(name string) bool { return slices.Contains(typ.ParamNames(), name) }
+	if c.players != 0 && has("players") {
+		given["players"] = c.players
+	}
+	if c.deals != 0 && has("deals") {
+		given["deals"] = c.deals
+	}
+	for _, kv := range c.params {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("-param %q: want name=<integer>", kv)
+		}
+		given[k] = n
+	}
+	return given, nil
+}
+
+// newGame makes c's game through the registry: the registry's default
+// game when c.game is "".
+func (c config) newGame(reg *env.Registry) (env.Game, map[string]any, error) {
+	typ, err := reg.Lookup(c.game)
+	if err != nil {
+		return nil, nil, err
+	}
+	given, err := c.gameParams(typ)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := typ.New(given)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, given, nil
+}
+
 // newVec builds the batch of c.game through the registry and env.NewVec
 // (the one engine of every game), with the game's registered bot as the
-// opponent; the card game takes -players.
-func newVec(c config, seats []int) (vec, error) {
+// opponent.
+func newVec(c config, seats []int) (*gameVec, error) {
 	opp := ""
 	if seats != nil {
 		opp = c.opp
 	}
 	reg := games.Default()
-	name := c.game
-	if c.cardGame() {
-		name = card.GameName
-	}
-	typ, err := reg.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	params := map[string]any{}
-	if c.cardGame() {
-		params["players"] = c.players
-	}
-	g, err := typ.New(params)
+	g, _, err := c.newGame(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -196,20 +254,9 @@ func newVec(c config, seats []int) (vec, error) {
 			return nil, err
 		}
 	}
-	return env.NewVec(g, cfg)
-}
-
-// playersOf is the seat count to report: -players for the card game, the
-// game's own otherwise.
-func (c config) playersOf() int {
-	if c.cardGame() {
-		return c.players
+	v, err := env.NewVec(g, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if typ, err := games.Default().Lookup(c.game); err == nil && len(typ.Players) == 1 {
-		return typ.Players[0]
-	}
-	return 0
+	return &gameVec{vec: v, game: g}, nil
 }
-
-// cardGame says whether c benchmarks the card game (the default).
-func (c config) cardGame() bool { return c.game == "" || c.game == card.GameName }

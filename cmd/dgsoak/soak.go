@@ -25,9 +25,9 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
+	"github.com/davidgoliath/dgenv/env/games"
+	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
-	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 type config struct {
@@ -337,24 +337,134 @@ type batchAnswer struct {
 	Seq      int64         `json:"seq"`
 }
 
+// recordAnswer's finished record is read as the decoder gives it: the
+// fields of every record (game, actions, returns, seed), then the game's
+// own fields (envRecord).
 type recordAnswer struct {
-	Finished *cardRecord `json:"finished"`
+	Finished map[string]any `json:"finished"`
 }
 
-// cardRecord is a record of the card game as the wire shows it: the
-// fields of every record, then the card game's deals and totals.
-type cardRecord struct {
-	Game    wire.GameSpec `json:"game"`
-	Actions []int         `json:"actions"`
-	Returns []float64     `json:"returns"`
-	Deals   []struct {
-		Dealer int      `json:"dealer"`
-		Hands  [][]int  `json:"hands"`
-		Plays  [][2]int `json:"plays"`
-		Scores []int    `json:"scores"`
-		Done   bool     `json:"done"`
-	} `json:"deals"`
-	Totals []int `json:"totals"`
+// envRecord reads a finished record of any game from the wire: its game
+// (name and parameters), actions, returns and seed; the game's own fields
+// (the card game's deals) go to Extra, from which a game without a seed in
+// its records replays them (env.FieldStarter).
+func envRecord(w map[string]any) (*env.Record, error) {
+	game, ok := w["game"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("record: game is a %T, want an object", w["game"])
+	}
+	r := &env.Record{Values: env.Values{}, Terminal: true, Extra: map[string]any{}}
+	for k, v := range game {
+		if k == "name" {
+			r.Game, _ = v.(string)
+			continue
+		}
+		n, ok := env.AsInt(v)
+		if !ok {
+			return nil, fmt.Errorf("record: game parameter %s = %v, want an integer", k, v)
+		}
+		r.Values[k] = n
+	}
+	acts, ok := w["actions"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("record: actions is a %T, want a list", w["actions"])
+	}
+	for _, a := range acts {
+		n, ok := env.AsInt(a)
+		if !ok {
+			return nil, fmt.Errorf("record: action %v, want an integer", a)
+		}
+		r.Actions = append(r.Actions, n)
+	}
+	rets, ok := w["returns"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("record: returns is a %T, want a list", w["returns"])
+	}
+	for _, x := range rets {
+		f, ok := asFloat(x)
+		if !ok {
+			return nil, fmt.Errorf("record: return %v, want a number", x)
+		}
+		r.Returns = append(r.Returns, f)
+	}
+	if sd, ok := w["seed"]; ok && sd != nil {
+		if r.Seed, ok = asUint64(sd); !ok {
+			return nil, fmt.Errorf("record: seed %v (%T), want an unsigned integer", sd, sd)
+		}
+		r.HasSeed = true
+	}
+	for k, v := range w {
+		switch k {
+		case "game", "actions", "returns", "seed":
+		default:
+			r.Extra.(map[string]any)[k] = v
+		}
+	}
+	return r, nil
+}
+
+// asUint64 reads a decoded msgpack integer (any width) or a JSON one
+// decoded as json.Number (a float64 would lose a 64-bit seed's low bits).
+func asUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint64:
+		return x, true
+	case uint32:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint8:
+		return uint64(x), true
+	case int64:
+		return uint64(x), x >= 0
+	case int32:
+		return uint64(x), x >= 0
+	case int16:
+		return uint64(x), x >= 0
+	case int8:
+		return uint64(x), x >= 0
+	case int:
+		return uint64(x), x >= 0
+	case json.Number:
+		n, err := strconv.ParseUint(string(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// plainNumbers replaces, in a JSON value decoded with UseNumber, every
+// json.Number but the top-level "seed" by an int (or a float64 when it is
+// not one), as env.AsInt and the games' StartFromFields read them.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.Atoi(string(x)); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = plainNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = plainNumbers(x[k])
+		}
+	}
+	return v
+}
+
+// asFloat reads a decoded JSON or msgpack number.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	}
+	n, ok := env.AsInt(v)
+	return float64(n), ok
 }
 
 type errorAnswer struct {
@@ -491,6 +601,27 @@ func decode(b []byte, ct string, v any) error {
 	return dec.Decode(v)
 }
 
+// decodeRecord is decode for a record answer: JSON numbers are read
+// exactly (a seed has 64 bits), see plainNumbers.
+func decodeRecord(b []byte, ct string, r *recordAnswer) error {
+	if !strings.HasPrefix(ct, "application/json") {
+		return decode(b, ct, r)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(r); err != nil {
+		return err
+	}
+	if r.Finished != nil {
+		seed := r.Finished["seed"]
+		plainNumbers(r.Finished)
+		if seed != nil {
+			r.Finished["seed"] = seed
+		}
+	}
+	return nil
+}
+
 // loop runs sessions until ctx ends.
 func (cl *client) loop(ctx context.Context) {
 	for ctx.Err() == nil {
@@ -505,9 +636,10 @@ func (cl *client) loop(ctx context.Context) {
 type sess struct {
 	id      string
 	n, p    int
+	na      int // actions per env: the spec's num_actions
 	json    bool
 	seq     int64
-	mask    []bool // [n*90] of the last batch
+	mask    []bool // [n*na] of the last batch
 	created int64  // unix nanos
 }
 
@@ -515,10 +647,23 @@ var errLost = errors.New("session lost")
 
 // session creates a session, plays it for a while and deletes it.
 func (cl *client) session(ctx context.Context) error {
-	p := 3 + cl.intn(4)
+	// The registry's default game (the card game), with a random seat
+	// count of those it allows and, where it has the parameter, 1..3 deals.
+	typ, err := games.Default().Lookup("")
+	if err != nil {
+		return err
+	}
+	p := typ.Players[cl.intn(len(typ.Players))]
+	game := map[string]any{"name": typ.Name}
+	if slices.Contains(typ.ParamNames(), "players") {
+		game["players"] = p
+	}
 	n := 1 + cl.intn(cl.cfg.maxEnvs)
+	if slices.Contains(typ.ParamNames(), "deals") {
+		game["deals"] = 1 + cl.intn(3)
+	}
 	req := map[string]any{
-		"game":       map[string]any{"players": p, "deals": 1 + cl.intn(3)},
+		"game":       game,
 		"num_envs":   n,
 		"seed":       cl.rng.Uint64() >> 1,
 		"request_id": fmt.Sprintf("soak-%016x", cl.rng.Uint64()),
@@ -554,7 +699,10 @@ func (cl *client) session(ctx context.Context) error {
 	if ca.Spec.NumEnvs != n || ca.Spec.Players != p || ca.Seq != 0 {
 		return fmt.Errorf("create answer: spec %d envs %d players seq %d, asked %d envs %d players", ca.Spec.NumEnvs, ca.Spec.Players, ca.Seq, n, p)
 	}
-	s.id = ca.Session
+	if want := obs.PackedLen(ca.Spec.NumActions); ca.Spec.Obs.Packed != nil && ca.Spec.Obs.Packed.MaskBytes != want {
+		return fmt.Errorf("create answer: mask_bytes %d for %d actions, want %d", ca.Spec.Obs.Packed.MaskBytes, ca.Spec.NumActions, want)
+	}
+	s.id, s.na = ca.Session, ca.Spec.NumActions
 	cl.rep.add(func(r *report) { r.created++ })
 	path := "/v1/sessions/" + s.id
 
@@ -588,10 +736,10 @@ func (cl *client) session(ctx context.Context) error {
 // actions picks a random legal action in every env.
 func (cl *client) actions(s *sess) []int {
 	out := make([]int, s.n)
-	var legal [card.NumActions]int
+	legal := make([]int, s.na)
 	for i := range s.n {
 		k := 0
-		for a, ok := range s.mask[i*card.NumActions : (i+1)*card.NumActions] {
+		for a, ok := range s.mask[i*s.na : (i+1)*s.na] {
 			if ok {
 				legal[k] = a
 				k++
@@ -630,17 +778,18 @@ func (cl *client) batch(ctx context.Context, s *sess, route string, body map[str
 		cl.rep.fail("%s with seq %d answered seq %d, want %d", route, s.seq, b.Seq, s.seq+1)
 	}
 	s.seq = b.Seq
-	s.mask = make([]bool, s.n*card.NumActions)
+	s.mask = make([]bool, s.n*s.na)
+	mb := obs.PackedLen(s.na)
 	switch {
-	case len(b.Mask.Data) == s.n*card.NumActions:
+	case len(b.Mask.Data) == s.n*s.na:
 		for i, x := range b.Mask.Data {
 			s.mask[i] = x != 0
 		}
-	case len(b.MaskBits.Data) == s.n*card.MaskBytes:
+	case len(b.MaskBits.Data) == s.n*mb:
 		for i := range s.n {
-			row := b.MaskBits.Data[i*card.MaskBytes:]
-			for a := range card.NumActions {
-				s.mask[i*card.NumActions+a] = row[a/8]>>(a%8)&1 == 1
+			row := b.MaskBits.Data[i*mb:]
+			for a := range s.na {
+				s.mask[i*s.na+a] = row[a/8]>>(a%8)&1 == 1
 			}
 		}
 	default:
@@ -674,8 +823,8 @@ func (cl *client) step(ctx context.Context, s *sess, actions []int) error {
 func (cl *client) illegal(ctx context.Context, s *sess) error {
 	acts := cl.actions(s)
 	k := cl.intn(s.n)
-	for a := range card.NumActions {
-		if !s.mask[k*card.NumActions+a] {
+	for a := range s.na {
+		if !s.mask[k*s.na+a] {
 			acts[k] = a
 			break
 		}
@@ -756,62 +905,42 @@ func (cl *client) record(ctx context.Context, s *sess, k int) (*recordAnswer, er
 		return nil, cl.lostOr(s, "record", a)
 	}
 	var r recordAnswer
-	if err := decode(a.body, a.ct, &r); err != nil {
+	if err := decodeRecord(a.body, a.ct, &r); err != nil {
 		return nil, fmt.Errorf("record answer: %w", err)
 	}
 	return &r, nil
 }
 
-// checkFinished replays env k's finished game from its record with the env
-// package and compares its totals with the scores the batch reported.
+// checkFinished replays env k's finished game from its record with the
+// registry's game (env.Record.Replay: from its seed, or from the game's own
+// record fields, the card game's deals) and compares the returns of the
+// replay, of the record and of the batch's scores.
 func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []int) error {
 	r, err := cl.record(ctx, s, k)
 	if err != nil {
 		return err
 	}
-	f := r.Finished
-	if f == nil {
+	if r.Finished == nil {
 		cl.rep.fail("session %s env %d: done, but no finished record", s.id, k)
 		return nil
 	}
-	g, err := card.NewGame(card.Params{Players: f.Game.Int("players"), Deals: f.Game.Int("deals"), FirstDealer: f.Game.Int("first_dealer")})
+	rec, err := envRecord(r.Finished)
 	if err != nil {
-		cl.rep.fail("record game %+v: %v", f.Game, err)
+		cl.rep.fail("env %d: %v", k, err)
 		return nil
 	}
-	deals := make([]card.Hands, len(f.Deals))
-	for i, d := range f.Deals {
-		h := make(card.Hands, len(d.Hands))
-		for seat, cards := range d.Hands {
-			for _, c := range cards {
-				h[seat] = append(h[seat], card.Card(c))
-			}
-		}
-		deals[i] = h
-	}
-	st, err := g.NewStateFromDeals(0, deals...)
+	st, err := rec.Replay(games.Default())
 	if err != nil {
-		cl.rep.fail("record of env %d: its hands: %v", k, err)
+		cl.rep.fail("record of env %d (%s %v): %v", k, rec.Game, rec.Values, err)
 		return nil
 	}
-	for i, d := range f.Deals {
-		for j, pl := range d.Plays {
-			if pl[0] != st.CurrentPlayer() {
-				cl.rep.fail("record of env %d deal %d play %d: seat %d, the replay has seat %d to play", k, i, j, pl[0], st.CurrentPlayer())
-				return nil
-			}
-			if err := st.ApplyAction(card.Action(pl[1])); err != nil {
-				cl.rep.fail("record of env %d deal %d play %d: %v", k, i, j, err)
-				return nil
-			}
-		}
+	got := env.Returns(st)
+	same := len(got) == len(scores) && len(rec.Returns) == len(scores)
+	for i := 0; same && i < len(scores); i++ {
+		same = got[i] == float64(scores[i]) && rec.Returns[i] == float64(scores[i])
 	}
-	if !st.IsTerminal() {
-		cl.rep.fail("record of env %d: the replay does not end the game", k)
-		return nil
-	}
-	if got := st.Totals(); !slices.Equal(got, scores) || !slices.Equal(f.Totals, scores) {
-		cl.rep.fail("env %d: replayed totals %v, record totals %v, batch scores %v", k, got, f.Totals, scores)
+	if !same {
+		cl.rep.fail("env %d: replayed returns %v, record returns %v, batch scores %v", k, got, rec.Returns, scores)
 		return nil
 	}
 	cl.rep.add(func(r *report) { r.replayed++ })

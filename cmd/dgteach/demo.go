@@ -2,59 +2,19 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
 )
 
-// prepareDemo sets up demonstrations of a game other than the card game:
-// the table's bots play it (through the game interface), and every decision
-// with more than one legal action is labelled with the choice of the bot
-// -teacher, which sees only what the acting seat may know (bots do).
-func prepareDemo(c config, policies string) (map[string]any, shardFunc, error) {
-	reg := games.Default()
-	typ, err := reg.Lookup(c.game)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-game: %w", err)
-	}
-	given := map[string]any{}
-	if c.gameParams != "" {
-		for _, kv := range strings.Split(c.gameParams, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			n, err := strconv.Atoi(v)
-			if !ok || err != nil {
-				return nil, nil, fmt.Errorf("-game-params %q: want k=<integer>", kv)
-			}
-			given[k] = n
-		}
-	}
-	g, err := typ.New(given)
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.prior != "" {
-		return nil, nil, fmt.Errorf("-prior: the search (and so its prior) is the card game's; %s is labelled by -teacher", c.game)
-	}
-	if policies != "" {
-		root, err := os.OpenRoot(policies)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer root.Close()
-		loaded, err := policy.LoadFS(reg, root.FS(), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := policy.Register(reg, loaded); err != nil {
-			return nil, nil, err
-		}
-	}
+// prepareDemo sets up demonstrations by a teacher without values (the
+// duel's bots): the table's bots play the game (through the game
+// interface), and every decision with more than one legal action is
+// labelled with the choice of the teacher, which sees only what the acting
+// seat may know (bots do).
+func prepareDemo(c config, reg *env.Registry, g env.Game, teacher env.Bot) (map[string]any, shardFunc, error) {
+	var err error
 	p := g.NumPlayers()
 	if !c.tableSet {
 		c.table = make([]string, p)
@@ -70,10 +30,6 @@ func prepareDemo(c config, policies string) (map[string]any, shardFunc, error) {
 		if bots[i], err = reg.NewBot(g, name); err != nil {
 			return nil, nil, fmt.Errorf("-table: %w", err)
 		}
-	}
-	teacher, err := reg.NewBot(g, c.teacher)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-teacher: %w", err)
 	}
 	lay := g.Observation()
 	meta := map[string]any{

@@ -1,10 +1,13 @@
-// Command dgteach generates labelled training data from the search bot: it
+// Command dgteach generates labelled training data from a teacher bot: it
 // plays games at a table of bots and, at every decision with more than one
-// legal card, records the acting seat's observation, its legal mask, the
-// search bot's value of each legal card and the card search chooses, then
-// the deal's outcome for that seat. Everything recorded is what the acting
-// seat may know: the observation is its own view, and the search values come
-// from worlds that resample every hidden hand (SearchBot.Values).
+// legal action, records the acting seat's observation, its legal mask, the
+// teacher's label and the action played, then the outcome for that seat.
+// Everything recorded is what the acting seat may know. It reaches games
+// and bots only through the registry (env/games), so it labels any game.
+//
+// A teacher that scores every legal action (env.ActionValuer: the card
+// game's search, whose values come from worlds that resample every hidden
+// hand) gives value labels:
 //
 //	dgteach -players 4 -table search,search,heuristic,random -games 2000 -out runs/teach4
 //
@@ -12,23 +15,24 @@
 // per -shard-games games, numpy's .npz format; np.load reads them), each with
 //
 //	obs    uint8   [n, D]   the acting seat's observation (docs/observation.md)
-//	mask   uint8   [n, 90]  1 where the card is legal
-//	q      float32 [n, 90]  search's mean outcome per legal card (0 where illegal)
-//	action int16   [n]      the card the teacher chooses (argmax of q, plus the prior if any)
-//	played int16   [n]      the card actually played (the table's bot, or an exploration move)
-//	ret    float32 [n]      the acting seat's deal points minus the others' mean, at the deal's end
+//	mask   uint8   [n, A]   1 where the action is legal (the card game: A = 90 cards)
+//	q      float32 [n, A]   the teacher's value per legal action (0 where illegal)
+//	action int16   [n]      the action the teacher chooses (argmax of q, plus the prior if any)
+//	played int16   [n]      the action actually played (the table's bot, or an exploration move)
+//	ret    float32 [n]      the acting seat's reward less the others' mean at the next change
+//	                        of the returns (the card game: the deal's points, at its end)
 //	seat   uint8   [n]      the acting seat (0..P-1)
 //
-// Shard i holds games i*G .. (i+1)*G-1; game k's deals and bots' moves come
+// Shard i holds games i*G .. (i+1)*G-1; game k's chance and bots' moves come
 // from -seed and k alone, so the data does not depend on -workers.
 //
-// Any other registered game (-game duel) is labelled by a bot of that game
-// (-teacher, default heuristic) instead of the search: demonstrations for
-// imitation, in the same shards with the game's own sizes (mask and q are
-// [n, A], A its actions). Such a bot has no values: q is 1 on the teacher's
-// action and 0 on the other legal ones, and ret is the acting seat's return
-// of the whole game minus the others' mean (the duel: +2 won, -2 lost, 0
-// drawn). meta.json's "game" names the game and its parameters.
+// A teacher without values (-game duel, whose bots have none: -teacher,
+// default the game's "search" bot if it has one, else "heuristic") gives
+// demonstrations for imitation, in the same shards: q is 1 on the
+// teacher's action and 0 on the other legal ones, and ret is the acting
+// seat's return of the whole game minus the others' mean (the duel: +2
+// won, -2 lost, 0 drawn). meta.json's "game" names the game and its
+// parameters.
 //
 //	dgteach -game duel -table heuristic,heuristic -teacher heuristic -eps 0.1 -games 4000 -out runs/teach-duel
 package main
@@ -42,13 +46,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/davidgoliath/dgenv/env"
-	"github.com/davidgoliath/dgenv/env/card"
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server/wire"
@@ -58,7 +63,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 type config struct {
 	game, gameParams, teacher                                string
-	tableSet                                                 bool // -table was given
+	worldsSet                                                string // -worlds as given, "" if not
+	tableSet                                                 bool   // -table was given
 	players, deals, games, shardGames, worlds, workers, from int
 	table                                                    []string
 	eps, priorWeight                                         float64
@@ -73,11 +79,12 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c config
 	var table string
-	fs.StringVar(&c.game, "game", card.GameName, "the game: "+strings.Join(games.Default().Names(), ", ")+" (another than the card game is labelled by -teacher)")
-	fs.StringVar(&c.gameParams, "game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
-	fs.StringVar(&c.teacher, "teacher", "heuristic", "games other than the card game: the bot whose choices are the labels")
-	fs.IntVar(&c.players, "players", 4, "players per game (3..6)")
-	fs.IntVar(&c.deals, "deals", 0, "deals per game (0 = as many as players)")
+	reg := games.Default()
+	fs.StringVar(&c.game, "game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", "))
+	fs.StringVar(&c.gameParams, "game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50); players and deals through -players and -deals")
+	fs.StringVar(&c.teacher, "teacher", "", `the bot whose values (env.ActionValuer, e.g. the card game's search) or choices are the labels (default: the game's bot "search" if it has one, else "heuristic")`)
+	fs.IntVar(&c.players, "players", 4, `players per game: the game's parameter "players", if it has one`)
+	fs.IntVar(&c.deals, "deals", 0, `deals per game: the game's parameter "deals", if it has one (0 = its default)`)
 	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats (other games: the teacher at every seat by default)")
 	fs.IntVar(&c.games, "games", 1000, "games to play (rounded up to whole shards)")
 	fs.IntVar(&c.shardGames, "shard-games", 20, "games per shard file")
@@ -96,7 +103,12 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	c.table = strings.Split(table, ",")
-	fs.Visit(func(f *flag.Flag) { c.tableSet = c.tableSet || f.Name == "table" })
+	fs.Visit(func(f *flag.Flag) {
+		c.tableSet = c.tableSet || f.Name == "table"
+		if f.Name == "worlds" {
+			c.worldsSet = f.Value.String()
+		}
+	})
 	if err := generate(c, *policies, stderr); err != nil {
 		fmt.Fprintln(stderr, "dgteach:", err)
 		return 1
@@ -117,15 +129,48 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if c.eps < 0 || c.eps > 1 {
 		return fmt.Errorf("-eps %v: must be in [0, 1]", c.eps)
 	}
+	reg := games.Default()
+	var loaded map[string]*policy.Policy
+	if policies != "" {
+		root, err := os.OpenRoot(policies)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		if loaded, err = policy.LoadFS(reg, root.FS(), nil); err != nil {
+			return err
+		}
+		if err := policy.Register(reg, loaded); err != nil {
+			return err
+		}
+	}
+	g, err := newGame(reg, c)
+	if err != nil {
+		return err
+	}
+	if c.teacher == "" {
+		c.teacher = "heuristic"
+		if slices.Contains(reg.Bots(g.Type().Name), "search") {
+			c.teacher = "search"
+		}
+	}
+	teacher, err := reg.NewBot(g, c.teacher)
+	if err != nil {
+		return fmt.Errorf("-teacher: %w", err)
+	}
 	var (
 		meta map[string]any
 		fn   shardFunc
-		err  error
 	)
-	if c.game == card.GameName {
-		meta, fn, err = prepareCard(c, policies)
+	if v, ok := teacher.(env.ActionValuer); ok {
+		meta, fn, err = prepareValues(c, reg, g, v, loaded)
 	} else {
-		meta, fn, err = prepareDemo(c, policies)
+		for _, f := range []struct{ name, set string }{{"-prior", c.prior}, {"-worlds", c.worldsSet}} {
+			if f.set != "" {
+				return fmt.Errorf("%s: the teacher %s of %s scores no actions (no env.ActionValuer); it labels by its choices", f.name, c.teacher, g.Type().Name)
+			}
+		}
+		meta, fn, err = prepareDemo(c, reg, g, teacher)
 	}
 	if err != nil {
 		return err
@@ -133,77 +178,82 @@ func generate(c config, policies string, stderr io.Writer) error {
 	return runShards(c, meta, fn, stderr)
 }
 
-// prepareCard sets up the card game's labelling by search.
-func prepareCard(c config, policies string) (map[string]any, shardFunc, error) {
-	if c.gameParams != "" {
-		return nil, nil, fmt.Errorf("-game-params: the card game takes -players and -deals")
-	}
-	// The table's bots come from the registry (the policies' beside the
-	// card game's own), each made for this game (its factory refuses a
-	// policy of another player count); they play the card game's own
-	// state here (card.StateBot).
-	reg := games.Default()
-	var loaded map[string]*policy.Policy
-	if policies != "" {
-		root, err := os.OpenRoot(policies)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer root.Close()
-		if loaded, err = policy.LoadFS(reg, root.FS(), nil); err != nil {
-			return nil, nil, err
-		}
-		if err := policy.Register(reg, loaded); err != nil {
-			return nil, nil, err
-		}
-	}
-	typ, err := reg.Lookup(card.GameName)
+// newGame makes c's game through the registry: -players and -deals where
+// the game has parameters of those names, -game-params any other.
+func newGame(reg *env.Registry, c config) (env.Game, error) {
+	typ, err := reg.Lookup(c.game)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("-game: %w", err)
 	}
-	given := map[string]any{"players": c.players}
-	if c.deals != 0 {
+	has := func(name string) bool { return slices.Contains(typ.ParamNames(), name) }
+	given := map[string]any{}
+	if has("players") {
+		given["players"] = c.players
+	}
+	if c.deals != 0 && has("deals") {
 		given["deals"] = c.deals
 	}
-	sg, err := typ.New(given)
-	if err != nil {
-		return nil, nil, err
+	if c.gameParams != "" {
+		for _, kv := range strings.Split(c.gameParams, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("-game-params %q: want k=<integer>", kv)
+			}
+			if (k == "players" || k == "deals") && has(k) {
+				return nil, fmt.Errorf("-game-params %q: set %s with -%s", kv, k, k)
+			}
+			given[k] = n
+		}
 	}
-	g := sg.(*card.SpielGame).G
-	if len(c.table) != c.players {
-		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), c.players)
+	return typ.New(given)
+}
+
+// prepareValues sets up labelling by a teacher's values (the card game's
+// search): the table's bots and the teacher come from the registry, the
+// teacher with -worlds worlds a decision when it samples worlds
+// (env.Sampler), and -prior adds a policy's logits to its values.
+func prepareValues(c config, reg *env.Registry, g env.Game, teacher env.ActionValuer, loaded map[string]*policy.Policy) (map[string]any, shardFunc, error) {
+	p := g.NumPlayers()
+	if len(c.table) != p {
+		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), p)
 	}
-	bots := make([]card.StateBot, c.players)
+	bots := make([]env.Bot, p)
 	for i, name := range c.table {
-		b, err := reg.NewBot(sg, name)
+		b, err := reg.NewBot(g, name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("-table %s: %w", name, err)
 		}
-		sb, ok := b.(card.StateBot)
-		if !ok {
-			return nil, nil, fmt.Errorf("-table %s: not a bot of %s", name, card.GameName)
-		}
-		bots[i] = sb
+		bots[i] = b
 	}
-	teacher := card.SearchBot{Worlds: c.worlds, Workers: 1}
-	if c.prior != "" {
-		p, ok := loaded[c.prior]
+	if sm, ok := teacher.(env.Sampler); ok {
+		v, ok := sm.WithSamples(c.worlds).(env.ActionValuer)
 		if !ok {
+			return nil, nil, fmt.Errorf("-worlds: the teacher %s of %s loses its values with %d worlds", c.teacher, g.Type().Name, c.worlds)
+		}
+		teacher = v
+	} else if c.worldsSet != "" {
+		return nil, nil, fmt.Errorf("-worlds: the teacher %s of %s samples no worlds (no env.Sampler)", c.teacher, g.Type().Name)
+	}
+	var prior *policy.Policy
+	if c.prior != "" {
+		var ok bool
+		if prior, ok = loaded[c.prior]; !ok {
 			return nil, nil, fmt.Errorf("-prior %q: no such policy in -policies", c.prior)
 		}
-		if err := p.CheckGame(g); err != nil {
+		if err := prior.Check(g); err != nil {
 			return nil, nil, fmt.Errorf("-prior %s: %w", c.prior, err)
 		}
-		teacher.Prior, teacher.PriorWeight = policy.Prior{Policy: p}, c.priorWeight
 	}
+	lay := g.Observation()
 	meta := map[string]any{
-		"format": "dgteach-v1", "players": c.players, "deals": g.Params().Deals, "obs_size": g.ObservationLayout().Size,
-		"num_actions": card.NumActions, "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
+		"format": "dgteach-v1", "players": p, "deals": g.Values()["deals"], "obs_size": lay.Size,
+		"num_actions": g.NumDistinctActions(), "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"game": wire.GameSpec{"name": card.GameName, "players": c.players, "deals": g.Params().Deals, "first_dealer": 0},
-		"obs":  map[string]any{"shape": []int{g.ObservationLayout().Size}, "sections": wire.Sections(g.ObservationLayout().Sections)},
+		"game": wire.GameOf(g),
+		"obs":  map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
 	}
-	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, i) }, nil
+	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, prior, i) }, nil
 }
 
 // runShards writes meta.json, then the shards from -from on, over -workers
@@ -275,10 +325,11 @@ func runShards(c config, meta map[string]any, fn shardFunc, stderr io.Writer) er
 	return nil
 }
 
-// shard plays games i*G .. (i+1)*G-1 and writes shard-%05d.npz.
-func shard(c config, g *card.Game, bots []card.StateBot, teacher card.SearchBot, i int) (int, error) {
-	p := c.players
-	D := g.ObservationLayout().Size
+// shard plays games i*G .. (i+1)*G-1 and writes shard-%05d.npz, labelled
+// by the teacher's values (plus, with a prior, PriorWeight times the
+// prior policy's logits for the choice).
+func shard(c config, g env.Game, bots []env.Bot, teacher env.ActionValuer, prior *policy.Policy, i int) (int, error) {
+	p, na, D := g.NumPlayers(), g.NumDistinctActions(), g.Observation().Size
 	var (
 		obsB, maskB []uint8
 		qs          []float32
@@ -287,44 +338,56 @@ func shard(c config, g *card.Game, bots []card.StateBot, teacher card.SearchBot,
 		seats       []uint8
 	)
 	o := make([]uint8, D)
-	var m [card.NumActions]uint8
-	var legalBuf [card.HandSize]card.Action
-	var q [card.HandSize]float64
+	m := make([]uint8, na)
+	legal := make([]int, 0, na)
+	q := make([]float64, na)
+	pr := make([]float32, na) // the prior's logits; 0 without one
+	weight := 0.0
+	if prior != nil {
+		weight = c.priorWeight
+	}
+	before, after, r := make([]float64, p), make([]float64, p), make([]float64, p)
 	for k := i * c.shardGames; k < (i+1)*c.shardGames; k++ {
 		master := env.NewRNG(c.seed, uint64(k))
 		s := g.NewInitialState(master.Uint64())
-		var rngs [card.MaxPlayers]env.RNG
+		rngs := make([]env.RNG, p)
 		for seat := range p {
 			rngs[seat] = env.NewRNG(master.Uint64(), uint64(seat))
 		}
 		teach := env.NewRNG(master.Uint64(), 0x7eac)
 		explore := env.NewRNG(master.Uint64(), 0xe4e)
-		dealStart := len(ret)
-		deal := s.DealIndex()
-		for !s.IsTerminal() {
+		// Records from pending on wait for the next change of the returns
+		// (the card game: the end of the deal) or the game's end.
+		pending := len(ret)
+		for steps := 0; !s.IsTerminal(); steps++ {
+			if steps > g.MaxGameLength() {
+				return 0, fmt.Errorf("game %d: longer than MaxGameLength %d", k, g.MaxGameLength())
+			}
 			seat := s.CurrentPlayer()
-			agent := bots[(seat+k)%p] // game k: table rotated by k seats
-			legal := s.AppendLegalActions(legalBuf[:0])
-			var a card.Action
+			at := (seat + k) % p // game k: table rotated by k seats
+			legal = s.AppendLegalActions(legal[:0])
+			a := legal[0]
 			if len(legal) > 1 {
-				teacher.Values(s, &teach, legal, q[:len(legal)])
-				best, choice := math.Inf(-1), legal[0]
-				var pr [card.NumActions]float32
-				if teacher.Prior != nil {
-					teacher.Prior.Scores(s, &pr)
+				qv := q[:len(legal)]
+				teacher.ActionValues(s, &teach, legal, qv)
+				s.WriteObservation(o, seat)
+				if prior != nil {
+					if err := prior.Logits(o, 1, pr); err != nil {
+						return 0, fmt.Errorf("game %d: -prior: %w", k, err)
+					}
 				}
+				best, choice := math.Inf(-1), legal[0]
 				for j, x := range legal {
-					if v := q[j] + teacher.PriorWeight*float64(pr[x]); v > best {
+					if v := qv[j] + weight*float64(pr[x]); v > best {
 						best, choice = v, x
 					}
 				}
-				s.WriteObservation(o, seat)
-				s.WriteMask(m[:])
+				s.WriteMask(m)
 				obsB = append(obsB, o...)
-				maskB = append(maskB, m[:]...)
-				row := make([]float32, card.NumActions)
+				maskB = append(maskB, m...)
+				row := make([]float32, na)
 				for j, x := range legal {
-					row[x] = float32(q[j])
+					row[x] = float32(qv[j])
 				}
 				qs = append(qs, row...)
 				act = append(act, int16(choice))
@@ -333,29 +396,33 @@ func shard(c config, g *card.Game, bots []card.StateBot, teacher card.SearchBot,
 				switch {
 				case explore.Float64() < c.eps:
 					a = legal[explore.IntN(len(legal))]
-				case c.table[(seat+k)%p] == "search" && teacher.Prior == nil:
-					a = choice // the search seat plays what the teacher just computed
+				case c.table[at] == c.teacher && prior == nil:
+					a = choice // the teacher's seat plays what the teacher just computed
 				default:
-					a = agent.ActState(s, &rngs[seat])
+					a = bots[at].Act(s, &rngs[seat])
 				}
 				played = append(played, int16(a))
-			} else {
-				a = legal[0]
 			}
+			s.WriteReturns(before)
 			if err := s.ApplyAction(a); err != nil {
 				return 0, fmt.Errorf("game %d: %w", k, err)
 			}
-			if s.IsTerminal() || s.DealIndex() != deal {
-				r := s.Rewards()
+			s.WriteReturns(after)
+			changed := false
+			for j := range r {
+				r[j] = after[j] - before[j]
+				changed = changed || r[j] != 0
+			}
+			if changed || s.IsTerminal() {
 				sum := 0.0
 				for _, x := range r {
 					sum += x
 				}
-				for j := dealStart; j < len(ret); j++ {
+				for j := pending; j < len(ret); j++ {
 					me := int(seats[j])
 					ret[j] = float32(r[me] - (sum-r[me])/float64(p-1))
 				}
-				dealStart, deal = len(ret), s.DealIndex()
+				pending = len(ret)
 			}
 		}
 	}
@@ -363,8 +430,8 @@ func shard(c config, g *card.Game, bots []card.StateBot, teacher card.SearchBot,
 	path := filepath.Join(c.out, fmt.Sprintf("shard-%05d.npz", i))
 	return n, writeNPZ(path, []array{
 		{"obs", "|u1", []int{n, D}, obsB},
-		{"mask", "|u1", []int{n, card.NumActions}, maskB},
-		{"q", "<f4", []int{n, card.NumActions}, f32Bytes(qs)},
+		{"mask", "|u1", []int{n, na}, maskB},
+		{"q", "<f4", []int{n, na}, f32Bytes(qs)},
 		{"action", "<i2", []int{n}, i16Bytes(act)},
 		{"played", "<i2", []int{n}, i16Bytes(played)},
 		{"ret", "<f4", []int{n}, f32Bytes(ret)},

@@ -92,6 +92,29 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
+// TestTeacherWithoutValues: the valuer's flags (-worlds, -prior) with a
+// teacher that scores no actions (env.ActionValuer) are refused, naming the
+// bot and the game.
+func TestTeacherWithoutValues(t *testing.T) {
+	for _, args := range [][]string{
+		{"-game", "duel", "-worlds", "8"},
+		{"-game", "duel", "-teacher", "random", "-prior", "x"},
+		{"-teacher", "heuristic", "-worlds", "8"},
+	} {
+		var errb bytes.Buffer
+		if rc := run(append(args, "-out", t.TempDir(), "-quiet"), &errb); rc == 0 || !strings.Contains(errb.String(), "scores no actions") {
+			t.Errorf("%v: rc %d, stderr %q; want an error saying the teacher scores no actions", args, rc, errb.String())
+		}
+		game := "david_goliath"
+		if args[0] == "-game" {
+			game = args[1]
+		}
+		if !strings.Contains(errb.String(), " of "+game+" ") {
+			t.Errorf("%v: stderr %q does not name the game %s", args, errb.String(), game)
+		}
+	}
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // readShard reads every array of one shard: data and header by name.

@@ -510,3 +510,17 @@ func (b SearchBot) inferLogProb(s *State, card Action, legal []Action, sc *[NumA
 	}
 	return math.Log((1-b.InferEps)*played/sum + b.InferEps/float64(len(legal)))
 }
+
+// ActionValues implements env.ActionValuer: Values on the caller's
+// goroutine (Workers 1, whatever b.Workers says: a sum over the worlds in
+// one order, so a labeller's data does not depend on its parallelism).
+func (b SearchBot) ActionValues(s env.State, rng *RNG, legal []int, dst []float64) {
+	b.Workers = 1
+	b.Values(stateOf(s), rng, legal, dst)
+}
+
+// WithSamples implements env.Sampler: the search with n worlds a decision.
+func (b SearchBot) WithSamples(n int) env.Bot {
+	b.Worlds = n
+	return b
+}
