@@ -74,6 +74,10 @@ type Type struct {
 	Doc     string
 	Players []int   // allowed seat counts, ascending
 	Params  []Param // in the order they are listed
+	// ZeroSum says the game's returns sum to zero in every game (OpenSpiel's
+	// kZeroSum utility): its "zero_sum" reward is then the returns' change
+	// itself, as its "points" reward is (see ZeroSumReward).
+	ZeroSum bool
 	// Make builds the game from a full set of values (each within its
 	// Param's range); it returns a *ParamError for a combination it refuses.
 	Make func(v Values) (Game, error)

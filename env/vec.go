@@ -43,6 +43,19 @@ func ZeroSum[T float32 | float64](own, sum T, n int) T {
 	return own - (sum-own)/T(n-1)
 }
 
+// ZeroSumReward is the "zero_sum" reward of a seat whose points changed by
+// own, when the n seats' changes sum to sum, in a game of type t: own minus
+// the mean of the others' (ZeroSum), except in a game whose returns already
+// sum to zero (t.ZeroSum: the duel's +1/-1), which keeps own. Subtracting
+// the other seat's -1 there would double every result. The one definition
+// of the zero-sum reward, for every game and front end.
+func ZeroSumReward[T float32 | float64](t *Type, own, sum T, n int) T {
+	if t.ZeroSum {
+		return own
+	}
+	return ZeroSum(own, sum, n)
+}
+
 // ConfigError names the VecConfig field that is wrong (as the wire names it).
 type ConfigError struct {
 	Field  string

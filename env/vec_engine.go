@@ -19,6 +19,7 @@ import (
 // game's speed or exactness comes through the optional interfaces of
 // vec_optional.go, checked once in newEngine.
 type engine struct {
+	typ        *Type // g.Type(), read per step by the zero_sum reward
 	g          Game
 	n, p, a, d int
 	learner    []bool
@@ -88,7 +89,7 @@ func newEngine(g Game, cfg VecConfig) (*engine, error) {
 	}
 	cfg.LearnerSeats = seats
 	n, a, d := cfg.NumEnvs, g.NumDistinctActions(), g.Observation().Size
-	v := &engine{g: g, n: n, p: p, a: a, d: d, cfg: cfg, learner: make([]bool, p),
+	v := &engine{g: g, typ: g.Type(), n: n, p: p, a: a, d: d, cfg: cfg, learner: make([]bool, p),
 		cur: make([]State, n), rng: make([]RNG, n), mask: make([]uint8, n*a),
 		player: make([]int8, n), rewards: make([]float32, n*p), done: make([]uint8, n),
 		scores: make([]int32, n*p), episode: make([]int64, n), actions: make([]int32, n)}
@@ -409,7 +410,7 @@ func (v *engine) play(i int, a int, sc *worker) {
 		for seat := range v.p {
 			r := after[seat]
 			if v.cfg.Reward == RewardZeroSum {
-				r = ZeroSum(r, sum, v.p)
+				r = ZeroSumReward(v.typ, r, sum, v.p)
 			}
 			rew[seat] += float32(r)
 		}

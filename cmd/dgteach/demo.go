@@ -110,7 +110,7 @@ func demoShard(c config, g env.Game, bots []env.Bot, teacher env.Bot, i int) (in
 		}
 		for j := gameStart; j < len(ret); j++ {
 			me := int(seats[j])
-			ret[j] = float32(env.ZeroSum(returns[me], sum, p))
+			ret[j] = float32(env.ZeroSumReward(g.Type(), returns[me], sum, p))
 		}
 	}
 	n := len(act)

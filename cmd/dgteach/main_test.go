@@ -187,8 +187,8 @@ func TestDuelDemonstrations(t *testing.T) {
 			if legal < 2 {
 				t.Fatalf("%s record %d: %d legal actions; one-choice decisions are not recorded", name, i, legal)
 			}
-			if r := math.Float32frombits(binary.LittleEndian.Uint32(arrays["ret"][4*i:])); r != 2 && r != -2 && r != 0 {
-				t.Fatalf("%s record %d: ret %v, want +-2 or 0 (a duel's result, minus the other's)", name, i, r)
+			if r := math.Float32frombits(binary.LittleEndian.Uint32(arrays["ret"][4*i:])); r != 1 && r != -1 && r != 0 {
+				t.Fatalf("%s record %d: ret %v, want +-1 or 0 (a duel's result: its zero_sum return is the return itself, issue 20)", name, i, r)
 			}
 			if a != played {
 				explored++

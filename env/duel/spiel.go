@@ -14,6 +14,7 @@ func SpielType() *env.Type {
 		Name:    Name,
 		Doc:     "the two-player duel: Goliath and David on an 8x8 board (docs/duel.md)",
 		Players: []int{NumPlayers},
+		ZeroSum: true, // +1 win, -1 loss, 0 draw: DUEL.md's zero_sum and points are the same
 		Params: []env.Param{
 			{Name: "max_rounds", Default: 100, Min: 1, Max: MaxMaxRounds, Doc: "rounds before the game is a draw"},
 		},

@@ -148,3 +148,34 @@ def test_rllib_train_evaluates_before_and_after_training(client: dgenv.Client) -
     assert all(np.isfinite(x["points"]["mean"]) and x["points"]["mean"] >= 0 for x in evals)
     with pytest.raises(SystemExit):
         rllib_train.parse_args(["--eval-games", "10", "--opponent", "self"])
+
+
+def test_rllib_train_takes_the_game_and_its_parameters(client: dgenv.Client) -> None:
+    import torch
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    from dgenv import rllib_train
+
+    args = rllib_train.parse_args(["--game", "duel", "--opponent", "heuristic", "--url", client.url])
+    cfg = rllib_train.env_config(args)
+    assert cfg["game"] == "duel" and "players" not in cfg and "deals" not in cfg
+    env = MultiAgentEnv(cfg)
+    assert env.agents == ["player_0"] and env.action_spaces["player_0"].n == env.env.num_actions
+    assert env.env.game == "duel" and env.env.players == 2
+    returns, info = _play(env, np.random.default_rng(4), seed=3)
+    assert returns["player_0"] == pytest.approx(0.1 * info["player_0"]["scores"][0])  # --reward-scale 0.1
+    torch.manual_seed(1)
+    module = RLModuleSpec(module_class=ActionMaskingTorchRLModule, observation_space=env.observation_spaces["player_0"],
+                          action_space=env.action_spaces["player_0"],
+                          model_config={"fcnet_hiddens": [16], "head_fcnet_hiddens": []}).build()
+    env.close()
+    got = rllib_train.evaluate(module, client, 4, args.players, "heuristic", 7, game=rllib_train.game_spec(args))
+    assert got["games"] == 4 and -1 <= got["points"]["mean"] <= 1  # a duel pays -1, 0 or +1 a game
+
+    card = rllib_train.env_config(rllib_train.parse_args(["--game-params", "players=5,deals=2"]))
+    assert card["game"] == {"name": "david_goliath", "players": 5, "deals": 2} and "players" not in card
+    assert rllib_train.env_config(rllib_train.parse_args(["--players", "3"]))["players"] == 3
+    for bad in (["--game-params", "players=x"], ["--players", "3", "--game-params", "players=4"]):
+        with pytest.raises(SystemExit):
+            rllib_train.parse_args(bad)

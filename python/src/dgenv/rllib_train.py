@@ -31,6 +31,9 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
+from ._trainutil import parse_params
+from .spec import DEFAULT_GAME
+
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m dgenv.rllib_train", description=(__doc__ or "").split("\n\n")[0])
@@ -38,8 +41,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--envs-per-runner", type=int, default=1, help="games each env runner steps (default 1)")
     p.add_argument("--iterations", type=int, default=10, help="training iterations (default 10)")
     p.add_argument("--opponent", default="heuristic", help="server bot for the other seats, or 'self' for self-play")
-    p.add_argument("--players", type=int, default=4)
-    p.add_argument("--deals", type=int, default=None)
+    p.add_argument("--game", default=None,
+                   help="the game, a name the engine serves (default: the card game, david_goliath; e.g. duel)")
+    p.add_argument("--game-params", default="", metavar="K=V,...",
+                   help="the game's integer parameters, e.g. 'players=5,deals=2' (default: the game's defaults)")
+    p.add_argument("--players", type=int, default=None, help="seats, for a game that has the parameter "
+                   "(default: the game's default, 4 for the card game)")
+    p.add_argument("--deals", type=int, default=None, help="the card game's deals per game (default: as many as players)")
     p.add_argument("--reward", default="zero_sum", choices=["points", "zero_sum"])
     p.add_argument("--reward-scale", type=float, default=0.1)
     p.add_argument("--url", default=None, help="a running dgserver for every env runner (default: one per runner); "
@@ -65,6 +73,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--eval-seed", type=int, default=10_001,
                    help="seed of the evaluation deals (default 10001, those of python/examples/ with --seed 1)")
     args = p.parse_args(argv)
+    try:
+        args.game_params = parse_params(args.game_params)
+    except ValueError as e:
+        p.error(f"--game-params: {e}")
+    for flag, name in (("--players", "players"), ("--deals", "deals")):
+        if getattr(args, name) is not None and name in args.game_params:
+            p.error(f"{flag} and --game-params {name}=...: give it once")
     if args.eval_games and args.opponent == "self":
         p.error("--eval-games plays the learner against --opponent bots: give one (e.g. heuristic), not 'self'")
     if args.eval_games < 0 or args.eval_every < 0:
@@ -72,14 +87,25 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
+def game_spec(args: argparse.Namespace) -> Any:
+    """The ``game`` of every env: None (the card game), a name, or ``{"name": ..., **params}``."""
+    if not args.game_params:
+        return args.game
+    return {"name": args.game or DEFAULT_GAME, **args.game_params}
+
+
 def env_config(args: argparse.Namespace) -> dict[str, Any]:
     """The MultiAgentEnv's env_config from the command line."""
     cfg: dict[str, Any] = {
-        "players": args.players,
         "reward": args.reward,
         "reward_scale": args.reward_scale,
         "opponent": None if args.opponent == "self" else args.opponent,
     }
+    game = game_spec(args)
+    if game is not None:
+        cfg["game"] = game
+    if args.players is not None:
+        cfg["players"] = args.players
     if args.deals is not None:
         cfg["deals"] = args.deals
     if args.url is None and args.client == "inproc":
@@ -91,7 +117,8 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
-def evaluate(module: Any, client: Any, games: int, players: int, opponent: str, seed: int) -> dict[str, Any]:
+def evaluate(module: Any, client: Any, games: int, players: Optional[int], opponent: str, seed: int,
+             game: Any = None, deals: Optional[int] = None) -> dict[str, Any]:
     """The greedy policy's points per game in seat 0 against ``opponent`` bots.
 
     ``module``: the action-masking RL module (``algo.get_module(POLICY)``);
@@ -107,8 +134,9 @@ def evaluate(module: Any, client: Any, games: int, players: int, opponent: str, 
 
     from .stats import estimate95
 
-    env = client.make(players=players, num_envs=games, seed=seed, learner_seats=[0], opponent=opponent,
-                      reward="points", obs_dtype=np.float32)
+    env = client.make(game=game, players=players, deals=deals, num_envs=games, seed=seed, learner_seats=[0],
+                      opponent=opponent, reward="points", obs_dtype=np.float32)
+    players = env.players
     try:
         b = env.reset(seed=seed)
         got = np.zeros(games, bool)
@@ -155,7 +183,7 @@ def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
 
     def evaluation(it: int) -> None:
         ev = evaluate(algo.get_module(POLICY), eval_client, args.eval_games, args.players, args.opponent,
-                      args.eval_seed)
+                      args.eval_seed, game=game_spec(args), deals=args.deals)
         line = {"iteration": it, "env_steps_total": steps_total, "train_seconds": round(trained, 1), **ev}
         lines.append(line)
         print(json.dumps(line, default=float), flush=True)
