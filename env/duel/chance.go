@@ -2,7 +2,6 @@ package duel
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -95,7 +94,7 @@ func (c *chanceScript) obstacle(t *table, i int, free []uint8) int {
 		}
 		return 0
 	}
-	if j := slices.Index(free, uint8(o)); j >= 0 {
+	if j := indexOf(free, uint8(o)); j >= 0 {
 		return j
 	}
 	return 0 // ApplyAction checked the outcome: not reached
@@ -107,7 +106,7 @@ func (c *chanceScript) draw(t *table, p int) {
 	if !ok {
 		return
 	}
-	if j := slices.Index(t.deck[:t.deckLen], uint8(o)); j >= 0 {
+	if j := indexOf(t.deck[:t.deckLen], uint8(o)); j >= 0 {
 		t.deck[j], t.deck[t.deckLen-1] = t.deck[t.deckLen-1], t.deck[j]
 	}
 }
@@ -124,6 +123,15 @@ func (c *chanceScript) disarm(t *table, o int) int {
 		}
 	}
 	return 0
+}
+
+func indexOf(s []uint8, v uint8) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
 }
 
 // NewChanceState implements env.ChanceGame: the first obstacle's node.
@@ -217,10 +225,14 @@ func (c *ChanceState) AppendChanceOutcomes(dst []env.ChanceOutcome) []env.Chance
 	t := &c.sc.snap
 	switch c.sc.node.kind {
 	case nodeObstacle:
-		free := slices.Clone(c.sc.free[:c.sc.nfree])
-		slices.Sort(free)
-		for _, sq := range free {
-			dst = append(dst, env.ChanceOutcome{Action: int(sq), Prob: 1 / float64(len(free))})
+		var free uint64 // the free squares, ascending
+		for _, sq := range c.sc.free[:c.sc.nfree] {
+			free |= 1 << sq
+		}
+		for sq := range NumSquares {
+			if free&(1<<sq) != 0 {
+				dst = append(dst, env.ChanceOutcome{Action: sq, Prob: 1 / float64(c.sc.nfree)})
+			}
 		}
 	case nodeDraw:
 		var n [NumKinds]int
@@ -461,7 +473,8 @@ func (c *ChanceState) Clone() env.ChanceState { return c.clone() }
 
 func (c *ChanceState) clone() *ChanceState {
 	d := &ChanceState{g: c.g, pending: c.pending, op: c.op, base: c.base, sc: c.sc, rewards: c.rewards,
-		out: slices.Clone(c.out), nodes: slices.Clone(c.nodes), hist: slices.Clone(c.hist)}
+		out: append([]uint8(nil), c.out...), nodes: append([]chanceNode(nil), c.nodes...),
+		hist: append([]env.PlayerAction(nil), c.hist...)}
 	if c.s != nil {
 		d.s = c.s.Clone()
 	}
@@ -518,19 +531,30 @@ func (g *SpielGame) DeserializeChanceState(text string) (env.ChanceState, error)
 // resampleStream is the stream of ResampleFromInfostate's draws.
 const resampleStream = 0x5e5b
 
-// resampleTries bounds the worlds ResampleFromInfostate draws before it
-// keeps the true one.
-const resampleTries = 32
+// ResampleFromInfostate's search bounds: the hands it deals, and the
+// outcomes it tries in all for a hand of resample.go's and for draws from
+// the deck.
+const (
+	resampleHands = 8
+	resampleSteps = 32
+	resampleFree  = 256
+)
 
-// ResampleFromInfostate implements env.ChanceState. The opponent's hand is
-// dealt anew by State's resample (resample.go: from the cards player has
-// not seen, within what skipped decisions revealed); the draws that gave
+// ResampleFromInfostate implements env.ChanceState. The draws that gave
 // the opponent the cards it holds now (for each kind, its last draws of
-// that kind) get the new hand's kinds in a random order, and the history is
-// replayed through State, which checks every draw and decision. A world in
-// which player would have seen anything else (a draw the deck could not
-// give then, a decision asked that was skipped) is drawn again; after
-// resampleTries the true world is kept, as resample.go does.
+// that kind; the others it has played since, so player saw them) are drawn
+// again while the history is replayed through State, which checks every
+// draw and decision: first from a hand dealt by State's resample
+// (resample.go: from the cards player has not seen, within what skipped
+// decisions revealed), each draw among that hand's kinds the deck holds
+// then; failing that, each from the deck as it stands then (by copies: the
+// chance node's own odds). Where the world so far would have shown player
+// something else (a draw the deck cannot give, a decision asked that was
+// skipped), the search steps back to the last such draw and tries another
+// kind. A world found is one player cannot tell from this one, reached by
+// a history of its own. If none is found within resampleHands hands and
+// the bounds on outcomes tried, the true world is kept, as resample.go
+// does (about 1 call in 20 over whole random games, TestResampleDealsTheOpponentsHandAnew).
 func (c *ChanceState) ResampleFromInfostate(player int, seed uint64) (env.ChanceState, error) {
 	if player < 0 || player >= NumPlayers {
 		return nil, fmt.Errorf("player %d: not a seat of a game of %d", player, NumPlayers)
@@ -541,65 +565,151 @@ func (c *ChanceState) ResampleFromInfostate(player int, seed uint64) (env.Chance
 	o := 1 - player
 	now := c.view().t
 	need := now.hand[o]
-	var held []int // indexes in out of the draws o holds now, latest first
+	held := make([]bool, len(c.out)) // the draws o holds now
 	for j := len(c.out) - 1; j >= 0; j-- {
 		if n, k := c.nodes[j], c.out[j]; n.kind == nodeDraw && int(n.seat) == o && need[k] > 0 {
 			need[k]--
-			held = append(held, j)
+			held[j] = true
 		}
 	}
-	want := c.InformationStateString(player)
-	var wantT, gotT [infoStateSize]float32
-	c.InformationStateTensor(player, wantT[:])
-	rng := env.NewRNG(seed, resampleStream)
-	for range resampleTries {
-		w := State{game: c.g.G, t: now}
+	w := &world{c: c, player: player, held: held, rng: env.NewRNG(seed, resampleStream)}
+	w.want = c.InformationStateString(player)
+	c.InformationStateTensor(player, w.wantT[:])
+	for range resampleHands {
+		st := State{game: c.g.G, t: now}
 		if c.pending {
-			w.t.stage = stDiscardG // no decision of o's is being asked
+			st.t.stage = stDiscardG // no decision of o's is being asked
 		}
-		w.resample(Resample{Player: player, A: rng.Uint64(), B: rng.Uint64()})
-		var kinds []uint8
-		for k, m := range w.t.hand[o] {
-			for range m {
-				kinds = append(kinds, uint8(k))
-			}
+		st.resample(Resample{Player: player, A: w.rng.Uint64(), B: w.rng.Uint64()})
+		if r := w.search(st.t.hand[o], false, resampleSteps); r != nil {
+			return r, nil
 		}
-		if len(kinds) != len(held) {
-			break // not reached: every card in a hand was drawn
-		}
-		for i := len(kinds) - 1; i > 0; i-- {
-			j := rng.IntN(i + 1)
-			kinds[i], kinds[j] = kinds[j], kinds[i]
-		}
-		out := slices.Clone(c.out)
-		for i, j := range held {
-			out[j] = kinds[i]
-		}
-		r, ok := c.g.replay(c.hist, out)
-		if !ok || r.CurrentPlayer() != c.CurrentPlayer() || r.InformationStateString(player) != want {
-			continue
-		}
-		r.InformationStateTensor(player, gotT[:])
-		if gotT == wantT {
+		if r := w.search(st.t.hand[o], true, resampleFree); r != nil {
 			return r, nil
 		}
 	}
 	return c.clone(), nil
 }
 
-// replay plays hist with the chance outcomes out; false if State refuses one.
-func (g *SpielGame) replay(hist []env.PlayerAction, out []uint8) (*ChanceState, bool) {
-	r := g.newChanceState()
-	k := 0
-	for _, pa := range hist {
+// world is ResampleFromInfostate's search for a history.
+type world struct {
+	c      *ChanceState
+	player int
+	held   []bool
+	rng    env.RNG
+	want   string
+	wantT  [infoStateSize]float32
+}
+
+// checkpoint is the search at a held draw: the state before it, where in
+// the history, the new hand's kinds left, and the kinds tried there.
+type checkpoint struct {
+	r     *ChanceState
+	i, k  int
+	rem   [NumKinds]uint8
+	tried uint32
+	free  bool
+}
+
+// search replays the history with the held draws dealt from hand; nil if
+// no world is found within resampleSteps outcomes.
+func (w *world) search(hand [NumKinds]uint8, free bool, steps int) *ChanceState {
+	hist, out := w.c.hist, w.c.out
+	r := w.c.g.newChanceState()
+	i, k, rem := 0, 0, hand
+	var stack []checkpoint
+	// back resumes at the latest checkpoint with a kind not tried there.
+	back := func() bool {
+		for len(stack) > 0 && steps > 0 {
+			steps--
+			cp := &stack[len(stack)-1]
+			kind := w.choose(cp)
+			if kind < 0 {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			cp.tried |= 1 << kind
+			r, i, k, rem = cp.r.clone(), cp.i+1, cp.k+1, cp.rem
+			if !cp.free {
+				rem[kind]--
+			}
+			if r.ApplyAction(kind) == nil {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		if i == len(hist) {
+			var got [infoStateSize]float32
+			if r.CurrentPlayer() == w.c.CurrentPlayer() && r.InformationStateString(w.player) == w.want {
+				if r.InformationStateTensor(w.player, got[:]); got == w.wantT {
+					return r
+				}
+			}
+			if !back() {
+				return nil
+			}
+			continue
+		}
+		pa := hist[i]
+		if pa.Player < 0 && w.held[k] {
+			stack = append(stack, checkpoint{r: r.clone(), i: i, k: k, rem: rem, free: free})
+			if !back() {
+				return nil
+			}
+			continue
+		}
 		a := pa.Action
 		if pa.Player < 0 {
 			a = int(out[k])
-			k++
 		}
 		if r.CurrentPlayer() != pa.Player || r.ApplyAction(a) != nil {
-			return nil, false
+			if !back() {
+				return nil
+			}
+			continue
+		}
+		if pa.Player < 0 {
+			k++
+		}
+		i++
+	}
+}
+
+// choose draws a kind for the held draw at cp: one of the hand's kinds
+// left that the deck holds and cp has not tried, by copies in the hand
+// times copies in the deck (free: any kind, by copies in the deck); -1 if none.
+func (w *world) choose(cp *checkpoint) int {
+	var deck [NumKinds]int
+	snap := &cp.r.sc.snap
+	for _, k := range snap.deck[:snap.deckLen] {
+		deck[k]++
+	}
+	if cp.free {
+		cp.rem = [NumKinds]uint8{}
+		for k := range cp.rem {
+			cp.rem[k] = 1
 		}
 	}
-	return r, true
+	n := 0
+	for k, m := range cp.rem {
+		if cp.tried&(1<<k) == 0 {
+			n += int(m) * deck[k]
+		}
+	}
+	if n == 0 {
+		return -1
+	}
+	x := w.rng.IntN(n)
+	for k, m := range cp.rem {
+		if cp.tried&(1<<k) != 0 {
+			continue
+		}
+		if x < int(m)*deck[k] {
+			return k
+		}
+		x -= int(m) * deck[k]
+	}
+	return -1
 }
