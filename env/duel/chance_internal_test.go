@@ -118,10 +118,10 @@ func TestDisarmAndDrawNodes(t *testing.T) {
 func TestResampleDealsTheOpponentsHandAnew(t *testing.T) {
 	rng := env.NewRNG(8, 9)
 	tries, changed := 0, 0
-	for game := range 4 {
+	for game := range 2 {
 		c := newChance(t, 100)
 		for n := 0; !c.IsTerminal(); n++ {
-			if n%13 == 5 {
+			if n%11 == 5 {
 				for player := range NumPlayers {
 					r, err := c.ResampleFromInfostate(player, uint64(1000*game+n))
 					if err != nil {
