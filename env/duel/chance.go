@@ -34,6 +34,7 @@ import (
 type ChanceState struct {
 	g       *SpielGame
 	s       *State // at the last player node or the end; nil during the set-up
+	spare   *State // a State whose buffers try reuses (never c.s)
 	out     []uint8
 	nodes   []chanceNode // the node of each outcome in out
 	hist    []env.PlayerAction
@@ -167,11 +168,14 @@ const infoStateSize = ObsSize + 2*(NumKinds+1) + 5
 // try runs op on State with the outcomes known: a player node (committed)
 // or the chance node where they ran out.
 func (c *ChanceState) try() {
-	var st *State
-	if c.op < 0 {
+	st := c.spare
+	if st == nil {
 		st = &State{game: c.g.G}
-	} else {
-		st = c.s.Clone()
+	}
+	if c.op >= 0 { // a copy of c.s, reusing st's buffer
+		h := st.hist[:0]
+		*st = *c.s
+		st.hist = append(h, c.s.hist...)
 	}
 	c.sc = chanceScript{out: c.out, next: c.base}
 	st.chance = &c.sc
@@ -183,9 +187,10 @@ func (c *ChanceState) try() {
 	st.chance = nil
 	c.sc.out = nil
 	if c.pending = c.sc.short; c.pending {
+		c.spare = st
 		return
 	}
-	c.s = st
+	c.s, c.spare = st, c.s
 	if st.t.justOver {
 		st.WriteReturns(c.rewards[:])
 	}
@@ -211,7 +216,8 @@ func (c *ChanceState) AppendLegalActions(dst []int) []int {
 	if !c.pending {
 		return c.s.AppendLegalActions(dst)
 	}
-	for _, o := range c.AppendChanceOutcomes(nil) {
+	var buf [NumSquares]env.ChanceOutcome
+	for _, o := range c.AppendChanceOutcomes(buf[:0]) {
 		dst = append(dst, o.Action)
 	}
 	return dst
@@ -267,8 +273,9 @@ func (c *ChanceState) ChanceRun() int {
 // ApplyAction implements env.ChanceState.
 func (c *ChanceState) ApplyAction(a int) error {
 	if c.pending {
+		var buf [NumSquares]env.ChanceOutcome
 		ok := false
-		for _, o := range c.AppendChanceOutcomes(nil) {
+		for _, o := range c.AppendChanceOutcomes(buf[:0]) {
 			ok = ok || o.Action == a
 		}
 		if !ok {
@@ -575,6 +582,21 @@ func (c *ChanceState) ResampleFromInfostate(player int, seed uint64) (env.Chance
 	w := &world{c: c, player: player, held: held, rng: env.NewRNG(seed, resampleStream)}
 	w.want = c.InformationStateString(player)
 	c.InformationStateTensor(player, w.wantT[:])
+	// The history up to the first held draw is kept: replay it once.
+	w.start = c.g.newChanceState()
+	for w.i0 < len(c.hist) {
+		pa := c.hist[w.i0]
+		if pa.Player < 0 && held[w.k0] {
+			break
+		}
+		if err := w.start.ApplyAction(pa.Action); err != nil {
+			return nil, fmt.Errorf("replaying the history: %w", err) // not reached
+		}
+		if pa.Player < 0 {
+			w.k0++
+		}
+		w.i0++
+	}
 	for range resampleHands {
 		st := State{game: c.g.G, t: now}
 		if c.pending {
@@ -599,6 +621,8 @@ type world struct {
 	rng    env.RNG
 	want   string
 	wantT  [infoStateSize]float32
+	start  *ChanceState // the history before the first held draw
+	i0, k0 int          // its actions and outcomes
 }
 
 // checkpoint is the search at a held draw: the state before it, where in
@@ -615,8 +639,8 @@ type checkpoint struct {
 // no world is found within resampleSteps outcomes.
 func (w *world) search(hand [NumKinds]uint8, free bool, steps int) *ChanceState {
 	hist, out := w.c.hist, w.c.out
-	r := w.c.g.newChanceState()
-	i, k, rem := 0, 0, hand
+	r := w.start.clone()
+	i, k, rem := w.i0, w.k0, hand
 	var stack []checkpoint
 	// back resumes at the latest checkpoint with a kind not tried there.
 	back := func() bool {
