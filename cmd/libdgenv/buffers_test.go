@@ -153,9 +153,10 @@ func TestStatusAndSizesBuffersAreChecked(t *testing.T) {
 }
 
 // TestStateCallsTakeAGameSpec: the single-state calls choose their game
-// as dg_vec_new does, and refuse a game without explicit chance states.
+// as dg_vec_new does (the duel too: it has explicit chance states), and
+// refuse a game without explicit chance states.
 func TestStateCallsTakeAGameSpec(t *testing.T) {
-	for _, spec := range []string{`{}`, `{"name":"david_goliath"}`, `{"players":3,"deals":2,"first_dealer":2}`} {
+	for _, spec := range []string{`{}`, `{"name":"david_goliath"}`, `{"players":3,"deals":2,"first_dealer":2}`, `{"name":"` + duel.Name + `"}`} {
 		if _, e := chanceGameOf([]byte(spec)); e != nil {
 			t.Errorf("chanceGameOf(%s) = %v", spec, e)
 		}
@@ -165,13 +166,39 @@ func TestStateCallsTakeAGameSpec(t *testing.T) {
 		{`{"name":7}`, "game.name", "string"},
 		{`{"name":"chess"}`, "", "chess"},
 		{`{"players":9}`, "game.players", "3..6"},
-		{`{"name":"` + duel.Name + `"}`, "game.name", "explicit chance"},
 	} {
 		_, e := chanceGameOf([]byte(c.spec))
 		wantCode(t, c.spec, e, "bad_request", c.field)
 		if !strings.Contains(e.Message, c.says) {
 			t.Errorf("chanceGameOf(%s): %q, want it to say %q", c.spec, e.Message, c.says)
 		}
+	}
+	// Every shipped game has explicit chance states: a registry with one
+	// that has not (the duel's Game alone) for the refusal.
+	plain := *duel.SpielType()
+	plain.Name = "plain_duel"
+	make0 := plain.Make
+	plain.Make = func(v env.Values) (env.Game, error) {
+		g, err := make0(v)
+		return struct{ env.Game }{g}, err // hides ChanceGame
+	}
+	r := env.NewRegistry()
+	if err := r.Register(&plain); err != nil {
+		t.Fatal(err)
+	}
+	gameRegistry.Lock()
+	saved := gameRegistry.r
+	gameRegistry.r = r
+	gameRegistry.Unlock()
+	defer func() {
+		gameRegistry.Lock()
+		gameRegistry.r = saved
+		gameRegistry.Unlock()
+	}()
+	_, e := chanceGameOf([]byte(`{"name":"plain_duel"}`))
+	wantCode(t, "a game without explicit chance states", e, "bad_request", "game.name")
+	if !strings.Contains(e.Message, "explicit chance") {
+		t.Errorf("chanceGameOf(plain_duel): %q, want it to say explicit chance", e.Message)
 	}
 }
 

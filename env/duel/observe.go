@@ -60,7 +60,9 @@ func (s *State) WriteObservation(dst []uint8, player int) {
 		return
 	}
 	ph := d[OffPhase : OffPhase+phaseLen]
-	ph[stagePhase[t.stage]] = 1
+	if f := stagePhase[t.stage]; f < PhaseNone { // not at a chance node's draw stage
+		ph[f] = 1
+	}
 	switch t.stage {
 	case stNegateD, stNegateG:
 		ph[6] = t.moveLen
@@ -131,8 +133,23 @@ func (s *State) String() string {
 		}
 		sb.WriteByte('\n')
 	}
+	s.writeBoard(&sb)
+	spear := "held"
+	if t.spearSq >= 0 {
+		spear = "on " + SquareName(int(t.spearSq))
+	}
+	fmt.Fprintf(&sb, "Goliath wounds %d spear %s hand %s\n", t.wounds[Goliath], spear, handString(&t.hand[Goliath]))
+	fmt.Fprintf(&sb, "David   wounds %d stones %d hand %s\n", t.wounds[David], t.stonesHeld, handString(&t.hand[David]))
+	fmt.Fprintf(&sb, "deck %d discards %s\n", t.deckLen, handString(&t.discards))
+	return sb.String()
+}
+
+// writeBoard draws the board, rank 8 on top: figures, rocks, trees and the
+// tokens on it (all public).
+func (s *State) writeBoard(sb *strings.Builder) {
+	t := &s.t
 	for y := 7; y >= 0; y-- {
-		fmt.Fprintf(&sb, "%d ", y+1)
+		fmt.Fprintf(sb, "%d ", y+1)
 		for x := range 8 {
 			sq := Square(x, y)
 			c := byte('.')
@@ -158,14 +175,6 @@ func (s *State) String() string {
 		sb.WriteByte('\n')
 	}
 	sb.WriteString("  a b c d e f g h\n")
-	spear := "held"
-	if t.spearSq >= 0 {
-		spear = "on " + SquareName(int(t.spearSq))
-	}
-	fmt.Fprintf(&sb, "Goliath wounds %d spear %s hand %s\n", t.wounds[Goliath], spear, handString(&t.hand[Goliath]))
-	fmt.Fprintf(&sb, "David   wounds %d stones %d hand %s\n", t.wounds[David], t.stonesHeld, handString(&t.hand[David]))
-	fmt.Fprintf(&sb, "deck %d discards %s\n", t.deckLen, handString(&t.discards))
-	return sb.String()
 }
 
 func handString(h *[NumKinds]uint8) string {

@@ -106,6 +106,10 @@ type State struct {
 	// resamples lists the ResampleFromInfostate calls that made this state
 	// a sampled world rather than the seed's game (nil for a real game).
 	resamples []Resample
+	// chance, when set, decides the chance events (obstacles, draws,
+	// disarms) instead of rng: the explicit-chance state's script
+	// (chance.go). nil in play.
+	chance *chanceScript
 }
 
 // Resample is one ResampleFromInfostate in a state's past: after At
@@ -149,7 +153,12 @@ func (s *State) Reset(seed uint64) {
 		sq[i] = uint8(2*BoardSize + i)
 	}
 	for i := range NumRocks + NumTrees {
-		j := i + s.rng.IntN(len(sq)-i)
+		var j int
+		if s.chance != nil {
+			j = i + s.chance.obstacle(&s.t, i, sq[i:])
+		} else {
+			j = i + s.rng.IntN(len(sq)-i)
+		}
 		sq[i], sq[j] = sq[j], sq[i]
 		if i < NumRocks {
 			t.rocks |= 1 << sq[i]
@@ -175,6 +184,9 @@ func (s *State) Reset(seed uint64) {
 }
 
 func (s *State) shuffleDeck() {
+	if s.chance != nil {
+		return // the order is the draws': each one a chance node
+	}
 	d := s.t.deck[:s.t.deckLen]
 	for i := len(d) - 1; i > 0; i-- {
 		j := s.rng.IntN(i + 1)
@@ -200,6 +212,9 @@ func (s *State) draw(p int) {
 		t.deckLen = uint8(n)
 		t.discLen = 0
 		s.shuffleDeck()
+	}
+	if s.chance != nil {
+		s.chance.draw(t, p)
 	}
 	t.deckLen--
 	k := t.deck[t.deckLen]
@@ -592,6 +607,10 @@ func (s *State) event(p, k int) {
 		s.draw(p)
 	case KindDisarm:
 		o := 1 - p
+		if s.chance != nil {
+			s.discard(o, s.chance.disarm(t, o))
+			return
+		}
 		i := s.rng.IntN(int(t.handSize[o]))
 		for c := range NumKinds {
 			if i < int(t.hand[o][c]) {

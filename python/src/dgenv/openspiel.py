@@ -907,4 +907,8 @@ if _pyspiel is not None:
     DavidGoliathGame = register_game(_CARD_GO_NAME, GAME_NAME, params=_CARD_PARAMS, players=_CARD_PLAYERS,
                                      long_name=_CARD_LONG_NAME)
     DavidGoliathState = ChanceState
-    __all__ += ["ChanceGame", "ChanceState", "register_game", "DavidGoliathGame", "DavidGoliathState", "RolloutEvaluator"]
+    # The duel, as python_duel (docs/duel.md, "OpenSpiel").
+    DuelGame = register_game("duel", "python_duel", params={"max_rounds": 100}, players=(2, 2),
+                             long_name="the two-player duel: Goliath and David on an 8x8 board (dgenv's Go engine)")
+    __all__ += ["ChanceGame", "ChanceState", "register_game", "DavidGoliathGame", "DavidGoliathState", "DuelGame",
+                "RolloutEvaluator"]
