@@ -24,13 +24,14 @@ import (
 var registrars = []func(*env.Registry) error{
 	func(r *env.Registry) error { return register(r, card.SpielType(), card.Bots()) },
 	func(r *env.Registry) error {
-		return register(r, duel.SpielType(), withSearch(duel.Bots(), DuelSearch, "heuristic"))
+		return register(r, duel.SpielType(), withSearch(duel.Bots(), DuelSearch(), "heuristic"))
 	},
 }
 
-// DuelSearch is the duel's search bot's budget and margin (docs/duel.md,
-// "Bots and their strength").
-var DuelSearch = env.Search{Worlds: 8, Z: 1}
+// DuelSearch is the duel's search bot before its playout bot is set: its
+// budget (worlds a decision) and margin (docs/duel.md, "Bots and their
+// strength").
+func DuelSearch() env.Search { return env.Search{Worlds: 32, Z: 2} }
 
 // withSearch adds to a game's bots the generic search (env.Search) as
 // "search", cfg with its playouts played by the bot named rollout.

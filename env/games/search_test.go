@@ -38,7 +38,7 @@ func duelPositions(tb testing.TB, n int) (env.Game, []env.State) {
 // chooses the same action from the same rng state (and each decision does
 // not depend on goroutines: it uses none).
 func TestDuelSearchIsLegalAndDeterministic(t *testing.T) {
-	g, states := duelPositions(t, 40)
+	g, states := duelPositions(t, 24)
 	b, err := games.Default().NewBot(g, "search")
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +70,13 @@ func TestDuelSearchIsLegalAndDeterministic(t *testing.T) {
 	}
 }
 
-// On the duel, search beats random clearly in both roles (duplicate games).
+// On the duel, search beats random clearly in both roles (duplicate games;
+// 30 rounds at most, so that the playouts are short).
 func TestDuelSearchBeatsRandom(t *testing.T) {
 	reg := games.Default()
 	typ, _ := reg.Lookup("duel")
-	g, _ := typ.Default()
-	res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 16, Seed: 2, Duplicate: true})
+	g, _ := typ.New(map[string]any{"max_rounds": 30})
+	res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 12, Seed: 2, Duplicate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +117,9 @@ func TestDuelCopyFromIsClone(t *testing.T) {
 // of heuristic mirror games where the seat to act has a choice).
 func BenchmarkDuelSearch(b *testing.B) {
 	g, states := duelPositions(b, 200)
-	for _, worlds := range []int{games.DuelSearch.Worlds, 32} {
+	for _, worlds := range []int{16, games.DuelSearch().Worlds} {
 		b.Run(fmt.Sprintf("worlds=%d", worlds), func(b *testing.B) {
-			cfg := games.DuelSearch
+			cfg := games.DuelSearch()
 			cfg.Worlds = worlds
 			bot, _ := env.SearchFactory(cfg, func(g env.Game) (env.Bot, error) { return games.Default().NewBot(g, "heuristic") })(g)
 			rng := env.NewRNG(1, 1)
