@@ -42,9 +42,10 @@ const DefaultSearchWorlds = 8
 // action and lets Rollout play all seats to the end of the game, and it
 // chooses the action with the highest mean return of me over the worlds:
 // the action Rollout itself would play unless another does strictly
-// better (then the lowest of the best), by a clear margin when Z > 0. Every action is played in the same
-// worlds with the same playout randomness (common random numbers), so
-// their comparison is not blurred by luck. It uses only what me knows,
+// better (then the lowest of the best), by a clear margin when Z > 0.
+// Every action is played in the same worlds with the same playout
+// randomness (common random numbers), so their comparison is not blurred
+// by luck. It uses only what me knows,
 // keeps no per-game state, draws randomness only from rng (the same rng
 // state gives the same choice) and is safe for concurrent use. Its
 // allocations per decision are the worlds, one scratch state (for a
@@ -54,8 +55,9 @@ type Search struct {
 	Rollout Bot // plays every seat in the playouts; nil means RandomBot
 	// Z > 0 makes Act keep Rollout's own action unless another's mean
 	// gain over it in the same worlds exceeds Z standard errors (of that
-	// paired difference): with few worlds, the best of many noisy means
-	// is mostly luck, and a good Rollout's choice is the safer one.
+	// paired difference; with one world, never): with few worlds, the best
+	// of many noisy means is mostly luck, and a good Rollout's choice is
+	// the safer one.
 	Z float64
 }
 
@@ -114,6 +116,9 @@ func (b *Search) Act(s State, rng *RNG) int {
 			continue
 		}
 		if b.Z > 0 {
+			if n < 2 { // no standard error from one world
+				continue
+			}
 			v := max(sq[j]/n-mean*mean, 0) * n / (n - 1)
 			if mean <= b.Z*math.Sqrt(v/n) {
 				continue

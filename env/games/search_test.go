@@ -130,3 +130,25 @@ func BenchmarkDuelSearch(b *testing.B) {
 		})
 	}
 }
+
+// With Z > 0 the search keeps its rollout bot's action unless another is
+// clearly better: with one world (no standard error) or a margin no mean
+// reaches it plays the heuristic's choice everywhere.
+func TestSearchMarginKeepsTheRolloutsChoice(t *testing.T) {
+	g, states := duelPositions(t, 24)
+	reg := games.Default()
+	h, _ := reg.NewBot(g, "heuristic")
+	heur := func(env.Game) (env.Bot, error) { return h, nil }
+	for _, cfg := range []env.Search{{Worlds: 1, Z: 2}, {Worlds: 4, Z: 1e9}} {
+		b, err := env.SearchFactory(cfg, heur)(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range states {
+			r := env.NewRNG(uint64(i), 3)
+			if a, want := b.Act(s, &r), h.Act(s, &r); a != want {
+				t.Fatalf("%+v, position %d: %d, the heuristic plays %d", cfg, i, a, want)
+			}
+		}
+	}
+}
