@@ -41,7 +41,7 @@ func TestDuelListed(t *testing.T) {
 		require.Equal(t, 117, d.NumActions)
 		require.Equal(t, []int{duel.ObsSize}, d.Obs.Shape)
 		require.Equal(t, []int{461}, d.Obs.Shape)
-		require.Equal(t, []string{"heuristic", "random"}, d.Bots)
+		require.Equal(t, []string{"heuristic", "random", "search"}, d.Bots)
 		require.Len(t, d.Params, 1)
 		require.Equal(t, "max_rounds", d.Params[0].Name)
 		require.Equal(t, 100, d.Params[0].Default)
@@ -86,7 +86,7 @@ func TestDuelThroughTheServer(t *testing.T) {
 			require.Equal(t, 117, s.Spec.NumActions)
 			require.Equal(t, []int{461}, s.Spec.Obs.Shape)
 			require.Equal(t, tc.learner, s.Spec.LearnerSeats)
-			require.Equal(t, []string{"heuristic", "random"}, s.Bots)
+			require.Equal(t, []string{"heuristic", "random", "search"}, s.Bots)
 			learner := map[int]bool{}
 			for _, seat := range tc.learner {
 				learner[seat] = true
@@ -196,7 +196,7 @@ func TestDuelErrors(t *testing.T) {
 		decodeAnswer(t, a, &e)
 		require.Equal(t, field, e.Error["field"], "%s", a.Body)
 	}
-	a := c.do("POST", "/v1/sessions", ctJSON, js(t, map[string]any{"game": map[string]any{"name": "duel"}, "learner_seats": []int{0}, "opponent": "search"}))
+	a := c.do("POST", "/v1/sessions", ctJSON, js(t, map[string]any{"game": map[string]any{"name": "duel"}, "learner_seats": []int{0}, "opponent": "minimax"}))
 	requireError(t, a, 400, "bad_request")
 	s := c.create(map[string]any{"game": map[string]any{"name": "duel"}, "num_envs": 2, "seed": 1})
 	b := c.reset(s.Session, map[string]any{"seed": 1})

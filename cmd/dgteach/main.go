@@ -85,7 +85,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&c.teacher, "teacher", "", `the bot whose values (env.ActionValuer, e.g. the card game's search) or choices are the labels (default: the game's bot "search" if it has one, else "heuristic")`)
 	fs.IntVar(&c.players, "players", 4, `players per game: the game's parameter "players", if it has one`)
 	fs.IntVar(&c.deals, "deals", 0, `deals per game: the game's parameter "deals", if it has one (0 = its default)`)
-	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats (other games: the teacher at every seat by default)")
+	fs.StringVar(&table, "table", "search,search,heuristic,random", "bot per seat, comma-separated; game k rotates it by k seats (a game it does not fit, or a teacher without values: the teacher at every seat by default)")
 	fs.IntVar(&c.games, "games", 1000, "games to play (rounded up to whole shards)")
 	fs.IntVar(&c.shardGames, "shard-games", 20, "games per shard file")
 	fs.IntVar(&c.from, "from", 0, "first shard to write (to extend a directory written with the same flags)")
@@ -215,6 +215,12 @@ func newGame(reg *env.Registry, c config) (env.Game, error) {
 // (env.Sampler), and -prior adds a policy's logits to its values.
 func prepareValues(c config, reg *env.Registry, g env.Game, teacher env.ActionValuer, loaded map[string]*policy.Policy) (map[string]any, shardFunc, error) {
 	p := g.NumPlayers()
+	if !c.tableSet && len(c.table) != p { // the default table is the 4-player card game's
+		c.table = make([]string, p)
+		for i := range c.table {
+			c.table[i] = c.teacher
+		}
+	}
 	if len(c.table) != p {
 		return nil, nil, fmt.Errorf("-table names %d bots for %d players", len(c.table), p)
 	}

@@ -97,7 +97,7 @@ func TestBadArguments(t *testing.T) {
 // bot and the game.
 func TestTeacherWithoutValues(t *testing.T) {
 	for _, args := range [][]string{
-		{"-game", "duel", "-worlds", "8"},
+		{"-game", "duel", "-teacher", "heuristic", "-worlds", "8"},
 		{"-game", "duel", "-teacher", "random", "-prior", "x"},
 		{"-teacher", "heuristic", "-worlds", "8"},
 	} {
@@ -132,6 +132,26 @@ func readShard(t *testing.T, path string) (map[string][]byte, map[string]string)
 		arrays[name], headers[name] = d, h
 	}
 	return arrays, headers
+}
+
+// The duel's default teacher is its search (env.Search, an ActionValuer):
+// values are labelled with the teacher at both seats when -table is not
+// given (the default table is the 4-player card game's).
+func TestDuelValuesFromItsSearch(t *testing.T) {
+	dir := t.TempDir()
+	var errb bytes.Buffer
+	if rc := run([]string{"-game", "duel", "-game-params", "max_rounds=3", "-games", "1", "-worlds", "2", "-out", dir, "-quiet"}, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name": "duel"`, `"worlds": 2`, `"search"`} {
+		if !strings.Contains(string(meta), want) {
+			t.Fatalf("meta.json lacks %s:\n%s", want, meta)
+		}
+	}
 }
 
 // Demonstrations of another game (the duel): the game's sizes, the
@@ -200,7 +220,7 @@ func TestDuelDemonstrations(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-game", "duel", "-table", "heuristic", "-out", t.TempDir()},
-		{"-game", "duel", "-teacher", "search", "-out", t.TempDir()},
+		{"-game", "duel", "-teacher", "minimax", "-out", t.TempDir()},
 		{"-game", "duel", "-prior", "x", "-out", t.TempDir()},
 		{"-game", "duel", "-game-params", "max_rounds=0", "-out", t.TempDir()},
 		{"-game", "chess", "-out", t.TempDir()},

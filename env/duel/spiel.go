@@ -86,3 +86,20 @@ func (s *SpielState) Reset(seed uint64)                   { s.S.Reset(seed) }
 // Seed implements env.Seeded: a state resampled from an infostate has
 // no single seed that replays it.
 func (s *SpielState) Seed() (uint64, bool) { return s.S.Seed(), len(s.S.resamples) == 0 }
+
+// ResampleFromInfostate implements env.Resampler (the generic search):
+// the duel's own ResampleFromInfostate, as a state of this game.
+func (s *SpielState) ResampleFromInfostate(player int, rng *env.RNG) env.State {
+	return &SpielState{S: s.S.ResampleFromInfostate(player, rng), g: s.g}
+}
+
+// CopyFrom implements env.Copier: s becomes what src.Clone() would be,
+// in s's own memory (nothing allocated once its slices have grown).
+func (s *SpielState) CopyFrom(src env.State) {
+	o := stateOf(src)
+	hist, res := s.S.hist[:0], s.S.resamples[:0]
+	*s.S = *o
+	s.S.hist = append(hist, o.hist...)
+	s.S.resamples = append(res, o.resamples...)
+	s.g = src.(*SpielState).g
+}

@@ -23,12 +23,27 @@ import (
 // is the default game).
 var registrars = []func(*env.Registry) error{
 	func(r *env.Registry) error { return register(r, card.SpielType(), card.Bots()) },
-	func(r *env.Registry) error { return register(r, duel.SpielType(), duel.Bots()) },
+	func(r *env.Registry) error {
+		return register(r, duel.SpielType(), withSearch(duel.Bots(), DuelSearch(), "heuristic"))
+	},
+}
+
+// DuelSearch is the duel's search bot before its playout bot is set: its
+// budget (worlds a decision) and margin (docs/duel.md, "Bots and their
+// strength").
+func DuelSearch() env.Search { return env.Search{Worlds: 32, Z: 2} }
+
+// withSearch adds to a game's bots the generic search (env.Search) as
+// "search", cfg with its playouts played by the bot named rollout.
+func withSearch(bots map[string]env.BotFactory, cfg env.Search, rollout string) map[string]env.BotFactory {
+	bots["search"] = env.SearchFactory(cfg, bots[rollout])
+	return bots
 }
 
 // Default returns a new registry of the shipped games: the card game (the
 // default) with package card's bots (random, heuristic, search) and the
-// duel with its own (random, heuristic), then the test games in a testgame
+// duel with its own (random, heuristic) and the generic search (env.Search,
+// heuristic playouts), then the test games in a testgame
 // build. Trained policies are added by whoever loads them
 // (policy.Register).
 func Default() *env.Registry {

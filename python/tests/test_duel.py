@@ -42,7 +42,7 @@ def test_games_lists_the_duel(client: dgenv.Client) -> None:
     assert d["players"] == [2]
     assert d["num_actions"] == NUM_ACTIONS
     assert list(d["obs"]["shape"]) == [OBS_SIZE]
-    assert sorted(d["bots"]) == ["heuristic", "random"]
+    assert sorted(d["bots"]) == ["heuristic", "random", "search"]
     assert [p["name"] for p in d["params"]] == ["max_rounds"]
 
 
