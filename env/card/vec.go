@@ -65,7 +65,7 @@ func (s *SpielState) Records() (finished, current *env.Record) {
 }
 
 // ApplyRewarded implements env.StepRewarder: at a deal's end each seat
-// gets its deal points (or those less the others' mean), in float32.
+// gets its deal points (or, zero_sum, env.ZeroSumReward of them), in float32.
 func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) bool {
 	st := s.S
 	st.apply(a)
@@ -80,7 +80,7 @@ func (s *SpielState) ApplyRewarded(a int, mode env.RewardMode, rew []float32) bo
 	for seat := range p {
 		r := float32(st.lastDeal[seat])
 		if mode == env.RewardZeroSum {
-			r = env.ZeroSum(r, float32(sum), p)
+			r = env.ZeroSumReward(s.g.t, r, float32(sum), p)
 		}
 		rew[seat] += r
 	}
