@@ -11,7 +11,7 @@ import (
 	"github.com/davidgoliath/dgenv/env"
 )
 
-// session is one client's VecEnv with the scratch its requests reuse.
+// session is one client's batch (env.Vec) with the scratch its requests reuse.
 // Everything below lastUsed is touched only by the request that holds the
 // claim.
 type session struct {
@@ -22,7 +22,7 @@ type session struct {
 	usage usage // counted against the server-wide caps
 
 	// claim holds a token while one request (or the sweeper, or a delete)
-	// owns the session and may use the VecEnv. A request that finds it held
+	// owns the session and may use the Vec. A request that finds it held
 	// waits up to limits.busy_wait for it, then answers 409. A removed
 	// session keeps its token for good and closes gone, so waiters see 404.
 	claim    chan struct{}
