@@ -6,10 +6,12 @@
 //	dgsoak                                   16 clients for 10 minutes
 //	dgsoak -duration 20s -clients 8          a short run
 //	dgsoak -server bin/dgserver -seed 7      another binary, other random choices
+//	dgsoak -game duel                        only the duel's sessions
 //	dgsoak -mode churn                       memory: 16 clients create and delete the largest sessions for 2 minutes
 //	dgsoak -mode lockout                     1,100 idle and 300 slow connections, then an authenticated request
 //
-// Each client loops: create a session (random players, size, deals,
+// Each client loops: create a session (a game drawn from -game, every
+// game the server knows by default; random players, size, deals,
 // opponent; msgpack or JSON; with a request_id; one create in four first
 // sent and dropped, then sent again with the same request_id), reset it, step it with
 // random legal actions, and now and then send an illegal action (422, nothing
@@ -35,8 +37,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
 func main() {
@@ -55,6 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.maxEnvs, "max-envs", 32, "largest num_envs of a session (each session draws 1..max-envs)")
 	fs.Float64Var(&c.restartAt, "restart-at", 0.5, "kill -9 and restart the server at this fraction of the duration (0: never)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the clients' random choices")
+	gameList := fs.String("game", "", "soak: the games the sessions play, comma-separated registry names, one drawn per session (empty: every game the server knows)")
 	mode := fs.String("mode", "soak", "soak; churn (memory under create/delete churn: -clients, -duration, -envs, -players, -deals, -budget); lockout (-idle, -slow, -token)")
 	var ch churnConfig
 	fs.IntVar(&ch.numEnvs, "envs", 65536, "churn: num_envs of every session (65536: the default max_envs_per_session)")
@@ -111,6 +117,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "dgsoak: unknown -mode %q (soak, churn, lockout)\n", *mode)
 		return 2
+	}
+	if *gameList != "" {
+		for _, name := range strings.Split(*gameList, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				fmt.Fprintf(stderr, "dgsoak: -game %q: an empty game name\n", *gameList)
+				return 2
+			}
+			typ, err := games.Default().Lookup(name)
+			if err != nil {
+				fmt.Fprintln(stderr, "dgsoak: -game:", err)
+				return 2
+			}
+			c.games = append(c.games, typ.Name)
+		}
 	}
 	if c.clients < 1 || c.maxEnvs < 1 || c.duration <= 0 || c.restartAt < 0 || c.restartAt >= 1 {
 		fmt.Fprintln(stderr, "dgsoak: -clients and -max-envs must be >= 1, -duration > 0, -restart-at in [0, 1)")

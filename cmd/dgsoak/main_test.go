@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davidgoliath/dgenv/env/games"
 )
 
 // TestShortSoak builds dgserver and runs a short soak against it: 8
@@ -36,6 +38,15 @@ func TestShortSoak(t *testing.T) {
 	if rep.restarts != 1 || len(rep.peakRSS) != 2 || rep.created == 0 || rep.steps == 0 {
 		t.Fatalf("restarts = %d, server lives = %d, sessions = %d, steps = %d; want 1 restart, 2 lives and some work:\n%s", rep.restarts, len(rep.peakRSS), rep.created, rep.steps, out.String())
 	}
+	// Every game the server knows is played and its records replayed
+	// (the sessions draw one game each).
+	if !testing.Short() {
+		for _, name := range games.Default().Names() {
+			if rep.replayedByGame[name] == 0 {
+				t.Errorf("no game of %q was replayed: every game must be soaked\n%s", name, out.String())
+			}
+		}
+	}
 	for code := range rep.byCode {
 		// busy: a retry can wait behind the request it repeats (an aborted
 		// one still running) for longer than busy_wait on a loaded machine.
@@ -46,7 +57,7 @@ func TestShortSoak(t *testing.T) {
 }
 
 func TestFlagsAreChecked(t *testing.T) {
-	for _, args := range [][]string{{"-clients", "0"}, {"-duration", "0s"}, {"-restart-at", "1"}, {"-nope"}} {
+	for _, args := range [][]string{{"-clients", "0"}, {"-duration", "0s"}, {"-restart-at", "1"}, {"-nope"}, {"-game", "nope"}, {"-game", "duel,"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
 			t.Errorf("run(%v) = %d, want 2 (stderr %q)", args, code, stderr.String())

@@ -37,6 +37,9 @@ type config struct {
 	maxEnvs   int
 	restartAt float64
 	seed      uint64
+	// games are the games the sessions play, one drawn per session
+	// (registry names; every game of the registry when empty).
+	games []string
 }
 
 // report is what a soak run saw. Counters are added under mu.
@@ -57,6 +60,7 @@ type report struct {
 	steps          int64 // successful steps
 	envSteps       int64
 	replayed       int64 // finished games whose record was replayed and matched
+	replayedByGame map[string]int64
 	restarts       int
 	peakRSS        []int64 // per server life, bytes (VmHWM)
 	// retriesAnswered is the server's dgserver_retries_answered_total by
@@ -114,6 +118,16 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "server_peak_rss_mib=%.1f (per life: %s)\n", float64(peak)/(1<<20), strings.Join(peaks, ", "))
 	fmt.Fprintf(w, "games_replayed=%d failed_checks=%d\n", r.replayed, r.failedCount)
+	names := make([]string, 0, len(r.replayedByGame))
+	for g := range r.replayedByGame {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	var by []string
+	for _, g := range names {
+		by = append(by, fmt.Sprintf("%s=%d", g, r.replayedByGame[g]))
+	}
+	fmt.Fprintf(w, "games_replayed_by_game: %s\n", strings.Join(by, " "))
 	for _, f := range r.failures {
 		fmt.Fprintln(w, "  FAIL:", f)
 	}
@@ -124,7 +138,7 @@ func (r *report) print(w io.Writer) {
 
 // soak runs the whole thing: server, clients, restart, report.
 func soak(ctx context.Context, c config, logw io.Writer) (*report, error) {
-	rep := &report{byCode: map[string]int64{}}
+	rep := &report{byCode: map[string]int64{}, replayedByGame: map[string]int64{}}
 	srv, err := startServer(c.server, "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -647,9 +661,14 @@ var errLost = errors.New("session lost")
 
 // session creates a session, plays it for a while and deletes it.
 func (cl *client) session(ctx context.Context) error {
-	// The registry's default game (the card game), with a random seat
-	// count of those it allows and, where it has the parameter, 1..3 deals.
-	typ, err := games.Default().Lookup("")
+	// One of the games (all of the registry's unless -game names some),
+	// with a random seat count of those it allows and, where it has the
+	// parameters, that count and 1..3 deals.
+	names := cl.cfg.games
+	if len(names) == 0 {
+		names = games.Default().Names()
+	}
+	typ, err := games.Default().Lookup(names[cl.intn(len(names))])
 	if err != nil {
 		return err
 	}
@@ -943,6 +962,9 @@ func (cl *client) checkFinished(ctx context.Context, s *sess, k int, scores []in
 		cl.rep.fail("env %d: replayed returns %v, record returns %v, batch scores %v", k, got, rec.Returns, scores)
 		return nil
 	}
-	cl.rep.add(func(r *report) { r.replayed++ })
+	cl.rep.add(func(r *report) {
+		r.replayed++
+		r.replayedByGame[rec.Game]++
+	})
 	return nil
 }
