@@ -361,7 +361,7 @@ func (s *State) DescribeAction(a Action) string {
 		}
 		switch {
 		case len(cards) == 2:
-			fmt.Fprintf(&sb, "%s slings a %s (%s) at %s, %s away.", who, attackWords[u.attack], KindTitles[cards[0]], other,
+			fmt.Fprintf(&sb, "%s slings a %s (%s) at %s, %s away.", who, attackWords[AttackFast+cards[1]-KindStoneFast], KindTitles[cards[0]], other,
 				plural(int(lines[t.pos[David]][t.pos[Goliath]].dist), "square", "squares"))
 		case cards[0] >= KindThrow2:
 			fmt.Fprintf(&sb, "%s throws the spear (%s) at %s, %s away.", who, KindTitles[cards[0]], other,
@@ -369,7 +369,7 @@ func (s *State) DescribeAction(a Action) string {
 		case t.spearSq < 0:
 			fmt.Fprintf(&sb, "%s thrusts the spear at %s (%s).", who, other, KindTitles[cards[0]])
 		default:
-			fmt.Fprintf(&sb, "%s attacks %s with the sword: a %s (%s).", who, other, attackWords[u.attack], KindTitles[cards[0]])
+			fmt.Fprintf(&sb, "%s attacks %s with the sword: a %s (%s).", who, other, attackWords[AttackThrust+(cards[0]-KindThrustOrth)/2], KindTitles[cards[0]])
 		}
 		if u.wounds[o] > t.wounds[o] {
 			fmt.Fprintf(&sb, " %s cannot stop it: wounded (%d of %d).", other, u.wounds[o], MaxWounds)
