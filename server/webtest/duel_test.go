@@ -2,9 +2,12 @@ package webtest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -397,4 +400,17 @@ func TestBrowserDuelWatch(t *testing.T) {
 		t.Fatalf("at the end the log explains %d actions, the game has %d", got, len(fin.Actions))
 	}
 	noBanner(t, ctx)
+	// A saved duel record is refused with the reason (the page draws a duel
+	// from the server's description only), and the replay stays as it was.
+	raw, err := json.Marshal(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "duel.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#watch-file"), []string{file}))
+	waitFor(t, ctx, `document.getElementById("banner").textContent.includes("duel.json: a duel's record")`)
+	checkDuelShown(t, ctx, "watch-duel", end, both)
 }
