@@ -237,6 +237,11 @@ func TestBrowserDuelPlay(t *testing.T) {
 				checkDuelShown(t, ctx, "duel", s, [2]bool{tc.role == 0, tc.role == 1})
 				offeredActions := ints(t, ctx, `[...document.querySelectorAll("#duel-choices button[data-action]")].map(b => Number(b.dataset.action))`)
 				requireEqual(t, fmt.Sprintf("turn %d: the choices offered", turn), offeredActions, s.LegalActions())
+				mask, player := ts.rec.batch(t) // what the session answered the page
+				requireEqual(t, fmt.Sprintf("turn %d: the choices offered against the session's mask", turn), offeredActions, mask)
+				if player != tc.role {
+					t.Fatalf("turn %d: the session's batch has seat %d to act, the page asks you (%d)", turn, player, tc.role)
+				}
 				if got := js[int](t, ctx, `document.querySelectorAll("#duel-log li[data-step]").length`); got != len(recs.Current.Actions) {
 					t.Fatalf("turn %d: the log explains %d actions, the game has %d", turn, got, len(recs.Current.Actions))
 				}
@@ -400,6 +405,15 @@ func TestBrowserDuelWatch(t *testing.T) {
 		t.Fatalf("at the end the log explains %d actions, the game has %d", got, len(fin.Actions))
 	}
 	noBanner(t, ctx)
+	// At phone width (390 px) nothing is wider than the screen.
+	do(t, ctx, chromedp.EmulateViewport(390, 844))
+	waitFor(t, ctx, `window.innerWidth === 390`)
+	if w := js[int](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
+		screenshot(t, ctx, "duel-watch-phone")
+		t.Fatalf("at 390 px the duel replay is %d px too wide", w)
+	}
+	screenshot(t, ctx, "duel-watch-phone")
+	do(t, ctx, chromedp.EmulateViewport(1280, 1000))
 	// A saved duel record is refused with the reason (the page draws a duel
 	// from the server's description only), and the replay stays as it was.
 	raw, err := json.Marshal(recs)
