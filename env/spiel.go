@@ -263,6 +263,12 @@ type FieldStarter interface {
 // NewInitialState(r.Seed) when r has a seed, else, for a FieldStarter
 // game, from r.Extra given as the decoded fields (map[string]any).
 func (r *Record) Replay(reg *Registry) (State, error) {
+	return r.replay(reg, nil)
+}
+
+// replay is Replay calling visit (unless nil) before each action, with the
+// state that action is played in.
+func (r *Record) replay(reg *Registry, visit func(i int, s State) error) (State, error) {
 	fields, _ := r.Extra.(map[string]any)
 	if !r.HasSeed && fields == nil {
 		return nil, errors.New("record: no seed to replay from")
@@ -290,6 +296,11 @@ func (r *Record) Replay(reg *Registry) (State, error) {
 		return nil, fmt.Errorf("record: no seed to replay from, and %s does not start from its record's fields", r.Game)
 	}
 	for i, a := range r.Actions {
+		if visit != nil {
+			if err := visit(i, s); err != nil {
+				return nil, err
+			}
+		}
 		if err := s.ApplyAction(a); err != nil {
 			return nil, fmt.Errorf("record: action %d (%d): %w", i, a, err)
 		}

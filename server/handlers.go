@@ -364,6 +364,73 @@ func (s *Server) record(c *gin.Context) {
 	s.respond(c, http.StatusOK, out, recordResponse{Finished: toGameRecord(fin), Current: toGameRecord(cur)})
 }
 
+// positions answers GET .../envs/{k}/positions?game=current|finished&from=n:
+// one of env k's game records replayed and described for people, from
+// action n on (env.Record.Describe), for a game whose states describe
+// themselves (env.Describer: the duel). The browser page draws from it.
+func (s *Server) positions(c *gin.Context) {
+	_, out, sess := s.claim(c)
+	if sess == nil {
+		return
+	}
+	k, ok := envIndex(c.Param("k"))
+	if !ok || k >= sess.n {
+		s.reg.release(sess)
+		e := env.Errorf(env.CodeBadRequest, "env %q: must be an integer 0..%d", c.Param("k"), sess.n-1)
+		e.Details = map[string]any{"field": "k"}
+		s.fail(c, out, e)
+		return
+	}
+	fin, cur, err := sess.v.Record(k)
+	s.reg.release(sess) // the records are copies: the replay needs no claim
+	if err != nil {
+		s.fail(c, out, env.Errorf(env.CodeBadRequest, "%v", err))
+		return
+	}
+	which := c.DefaultQuery("game", "current")
+	rec := cur
+	switch which {
+	case "current":
+	case "finished":
+		rec = fin
+	default:
+		e := env.Errorf(env.CodeBadRequest, "game %q: want \"current\" or \"finished\"", which)
+		e.Details = map[string]any{"field": "game"}
+		s.fail(c, out, e)
+		return
+	}
+	from, ok := 0, true
+	if q, given := c.GetQuery("from"); given {
+		from, ok = envIndex(q)
+	}
+	if !ok {
+		e := env.Errorf(env.CodeBadRequest, "from %q: must be an integer 0 or more, in decimal digits", c.Query("from"))
+		e.Details = map[string]any{"field": "from"}
+		s.fail(c, out, e)
+		return
+	}
+	if rec == nil {
+		s.fail(c, out, env.Errorf(env.CodeNotFound, "env %d has no finished game yet", k))
+		return
+	}
+	if from > len(rec.Actions) {
+		e := env.Errorf(env.CodeBadRequest, "from %d: the game has %d actions (want 0..%d)", from, len(rec.Actions), len(rec.Actions))
+		e.Details = map[string]any{"field": "from"}
+		s.fail(c, out, e)
+		return
+	}
+	positions, steps, err := rec.Describe(s.games, from)
+	if errors.Is(err, env.ErrNotDescribed) {
+		s.fail(c, out, env.Errorf(env.CodeBadRequest, "%v: positions are served for games that describe them (the duel)", err))
+		return
+	}
+	if err != nil {
+		s.fail(c, out, env.Errorf(env.CodeInternal, "replaying env %d's record: %v", k, err))
+		return
+	}
+	s.respond(c, http.StatusOK, out, wire.PositionsOf(rec, which, from, positions, steps))
+}
+
 // envIndex reads an env index written the one way: decimal digits, no sign,
 // no leading zero ("0", "17"; not "+1", "01", "1.0"), at most 9 of them.
 func envIndex(p string) (int, bool) {

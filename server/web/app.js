@@ -10,6 +10,9 @@ import {
   lastPosition, nextPosition, prevPosition, beforePosition, positionIndex, positionAt,
   positionCount, totalsBefore,
 } from './game.js';
+import {
+  DUEL, initDuel, newDuel, setDuelBots, openDuelWatch, closeDuelWatch, duelWatching, duelWatchMove, watchDuelSession,
+} from './duel.js';
 
 const $ = (id) => document.getElementById(id);
 const api = new Api();
@@ -27,6 +30,7 @@ const BUILTIN_BOTS = [
 ];
 
 const SETUP_KEY = 'dgenv-setup';
+const GAME_KEY = 'dgenv-game'; // the game chosen in the setup: GAME or DUEL
 const YOU = 'you'; // a seat's choice: a person at this screen, or a bot's name
 const MAX_SEATS = 6;
 
@@ -347,6 +351,12 @@ function fillAllBots() {
 }
 
 function summarise() {
+  if ($('game-choice').value === DUEL) {
+    const role = Number($('duel-role').value);
+    $('setup-summary').textContent = `the duel · you: ${role ? 'David' : 'Goliath'} · against ${$('duel-bot').value} (open to change, then New game)`;
+    $('new-game').disabled = false;
+    return;
+  }
   const s = readSetup();
   const you = s.humans.length === 1 ? `you: seat ${s.humans[0]}` : `people: seats ${s.humans.join(', ')}`;
   const bots = s.seats.map((c, x) => (c === YOU ? null : `seat ${x} ${c}`)).filter(Boolean);
@@ -580,6 +590,7 @@ function gameOver() {
 // ---------- Watch ----------
 
 function openWatch(game, names, where) {
+  closeDuelWatch();
   st.watch = { game, pos: { deal: 0, n: 0 }, names, where };
   $('watch-area').hidden = false;
   $('w-slider').max = String(positionCount(game) - 1);
@@ -646,6 +657,14 @@ async function watchSession(id, k, which) {
   setState('loading');
   try {
     const rec = await api.get(`/v1/sessions/${encodeURIComponent(id)}/envs/${k}/record`);
+    const any = rec.finished || rec.current;
+    if (any && any.game && any.game.name === DUEL) {
+      const info = await api.get(`/v1/sessions/${encodeURIComponent(id)}`);
+      st.watch = null;
+      await watchDuelSession(id, k, which, info.spec.opponents || []);
+      setState('watching');
+      return;
+    }
     let game = which === 'current' ? rec.current : rec.finished;
     let where = which === 'current' ? 'game in progress' : 'last finished game';
     if (!game) {
@@ -680,7 +699,12 @@ function watchFile(file) {
   const r = new FileReader();
   r.onload = () => {
     try {
-      const game = asGameRecord(JSON.parse(String(r.result)));
+      const data = JSON.parse(String(r.result));
+      const g = data && typeof data === 'object' && (data.finished || data.current || data);
+      if (g && g.game && g.game.name === DUEL) {
+        throw new Error('a duel\'s record: the page replays a duel from its session only (Session above); a file holds no picture of its positions');
+      }
+      const game = asGameRecord(data);
       const names = Array.from({ length: game.game.players }, (_, s) => `Seat ${s}`);
       openWatch(game, names, file.name);
       setState('watching');
@@ -718,6 +742,10 @@ async function connect() {
     const games = await api.get('/v1/games');
     const game = (games.games || []).find((g) => g.name === GAME);
     if (game && Array.isArray(game.bots) && game.bots.length) st.bots = game.bots;
+    const duel = (games.games || []).find((g) => g.name === DUEL);
+    $('game-choice').querySelector(`option[value="${DUEL}"]`).disabled = !duel;
+    if (duel) setDuelBots(duel.bots);
+    else if ($('game-choice').value === DUEL) chooseGame(GAME);
     st.connected = true;
     $('token-form').hidden = true;
     showError('');
@@ -734,6 +762,19 @@ async function connect() {
   }
 }
 
+// chooseGame shows the setup of the card game or of the duel.
+function chooseGame(g) {
+  const duel = g === DUEL;
+  $('game-choice').value = duel ? DUEL : GAME;
+  $('card-setup').hidden = duel;
+  $('duel-setup').hidden = !duel;
+  $('card-foot').hidden = duel;
+  $('duel-foot').hidden = !duel;
+  localStorage.setItem(GAME_KEY, duel ? DUEL : GAME);
+  if (duel) summarise();
+  else fillSeats();
+}
+
 function init() {
   $('legend').textContent = COLOURS.map((c) => `${c.symbol} ${c.name}`).join(', ');
   const ps = $('players');
@@ -741,6 +782,11 @@ function init() {
   loadSetup();
   fillAllBots();
   fillSeats();
+  initDuel({ api, el, setState, showError, errorText, askToken, showTab, paceMs });
+  chooseGame(localStorage.getItem(GAME_KEY) === DUEL ? DUEL : GAME);
+  $('game-choice').addEventListener('change', (e) => chooseGame(e.target.value));
+  $('duel-role').addEventListener('change', summarise);
+  $('duel-bot').addEventListener('change', summarise);
   const paceOut = () => { $('pace-out').textContent = `${(paceMs() / 1000).toFixed(1)} s`; };
   paceOut();
   $('pace').addEventListener('input', () => { paceOut(); saveSetup(); });
@@ -754,6 +800,13 @@ function init() {
   $('bot').addEventListener('change', (e) => { if (e.target.value) setAllBots(e.target.value); fillAllBots(); });
   $('setup').addEventListener('submit', (e) => {
     e.preventDefault();
+    if ($('game-choice').value === DUEL) {
+      st.gen++; // stops a card game's animation
+      $('play-area').hidden = true;
+      newDuel();
+      return;
+    }
+    $('duel-area').hidden = true;
     $('hand-area').hidden = false;
     newGame();
   });
@@ -798,14 +851,30 @@ function init() {
     const f = e.target.files[0];
     if (f) watchFile(f);
   });
-  $('w-first').addEventListener('click', () => watchMove(() => ({ deal: 0, n: 0 })));
-  $('w-last').addEventListener('click', () => watchMove((g) => lastPosition(g)));
-  $('w-prev').addEventListener('click', () => watchMove(prevPosition));
-  $('w-next').addEventListener('click', () => watchMove(nextPosition));
-  $('w-prev-trick').addEventListener('click', () => watchMove(prevTrick));
-  $('w-next-trick').addEventListener('click', () => watchMove(nextTrick));
-  $('w-slider').addEventListener('input', (e) => watchMove((g) => positionAt(g, Number(e.target.value))));
+  // The controls move a duel's replay when one is open (duel.js).
+  const move = (duelHow, f) => () => (duelWatching() ? duelWatchMove(duelHow) : watchMove(f));
+  $('w-first').addEventListener('click', move('first', () => ({ deal: 0, n: 0 })));
+  $('w-last').addEventListener('click', move('last', (g) => lastPosition(g)));
+  $('w-prev').addEventListener('click', move('prev', prevPosition));
+  $('w-next').addEventListener('click', move('next', nextPosition));
+  $('w-prev-trick').addEventListener('click', move('prev-round', prevTrick));
+  $('w-next-trick').addEventListener('click', move('next-round', nextTrick));
+  $('w-slider').addEventListener('input', (e) => {
+    if (duelWatching()) duelWatchMove(Number(e.target.value));
+    else watchMove((g) => positionAt(g, Number(e.target.value)));
+  });
   document.addEventListener('keydown', (e) => {
+    if (!$('watch').hidden && duelWatching() && !e.target.closest('input, select, textarea')) {
+      const keys = {
+        ArrowRight: 'next', ArrowLeft: 'prev', ArrowDown: 'next-round', PageDown: 'next-round',
+        ArrowUp: 'prev-round', PageUp: 'prev-round', Home: 'first', End: 'last',
+      };
+      if (keys[e.key]) {
+        duelWatchMove(keys[e.key]);
+        e.preventDefault();
+      }
+      return;
+    }
     if ($('watch').hidden || !st.watch || e.target.closest('input, select, textarea')) return;
     const keys = {
       ArrowRight: nextPosition, ArrowLeft: prevPosition, ArrowDown: nextTrick, PageDown: nextTrick,

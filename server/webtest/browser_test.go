@@ -148,6 +148,7 @@ type recorder struct {
 	counts    map[string]int // "POST /v1/sessions/{id}/step" -> n
 	busyOnce  atomic.Bool    // answer the next step with 409 once
 	busySent  atomic.Int32
+	lastBatch []byte // the body of the last reset or step answered 200: the batch the page holds
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -174,7 +175,64 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		_, _ = w.Write([]byte(`{"error":{"code":"busy","message":"session: another request is in flight"}}`))
 		return
 	}
+	if key == "POST /v1/sessions/{id}/step" || key == "POST /v1/sessions/{id}/reset" {
+		c := &capture{ResponseWriter: w}
+		r.h.ServeHTTP(c, req)
+		if c.status == http.StatusOK || c.status == 0 {
+			r.mu.Lock()
+			r.lastBatch = c.body
+			r.mu.Unlock()
+		}
+		return
+	}
 	r.h.ServeHTTP(w, req)
+}
+
+// capture keeps a copy of an answer's status and body.
+type capture struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (c *capture) WriteHeader(code int) {
+	c.status = code
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	c.body = append(c.body, b...)
+	return c.ResponseWriter.Write(b)
+}
+
+// batch is the last batch the page received (reset or step): its mask's
+// legal actions in env 0 and its player.
+func (r *recorder) batch(t *testing.T) (legal []int, player int) {
+	t.Helper()
+	r.mu.Lock()
+	body := r.lastBatch
+	r.mu.Unlock()
+	var b struct {
+		Mask   struct{ Data string } `json:"mask"`
+		Player struct{ Data string } `json:"player"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("the last batch the page got: %v", err)
+	}
+	mask, err := base64.StdEncoding.DecodeString(b.Mask.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, m := range mask {
+		if m == 1 {
+			legal = append(legal, a)
+		}
+	}
+	p, err := base64.StdEncoding.DecodeString(b.Player.Data)
+	if err != nil || len(p) != 1 {
+		t.Fatalf("the last batch's player (one int8 for env 0): %q %v", b.Player.Data, err)
+	}
+	return legal, int(int8(p[0]))
 }
 
 func (r *recorder) count(key string) int {
