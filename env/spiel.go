@@ -263,12 +263,14 @@ type FieldStarter interface {
 // NewInitialState(r.Seed) when r has a seed, else, for a FieldStarter
 // game, from r.Extra given as the decoded fields (map[string]any).
 func (r *Record) Replay(reg *Registry) (State, error) {
-	return r.replay(reg, nil)
+	return r.replay(reg, nil, true)
 }
 
 // replay is Replay calling visit (unless nil) before each action, with the
-// state that action is played in.
-func (r *Record) replay(reg *Registry, visit func(i int, s State) error) (State, error) {
+// state that action is played in. Unless checkEnd, r.Terminal is not
+// checked but set from the replay (a record that does not say whether its
+// game ended: DescribeOpenEnded).
+func (r *Record) replay(reg *Registry, visit func(i int, s State) error, checkEnd bool) (State, error) {
 	fields, _ := r.Extra.(map[string]any)
 	if !r.HasSeed && fields == nil {
 		return nil, errors.New("record: no seed to replay from")
@@ -304,6 +306,9 @@ func (r *Record) replay(reg *Registry, visit func(i int, s State) error) (State,
 		if err := s.ApplyAction(a); err != nil {
 			return nil, fmt.Errorf("record: action %d (%d): %w", i, a, err)
 		}
+	}
+	if !checkEnd {
+		r.Terminal = s.IsTerminal()
 	}
 	if s.IsTerminal() != r.Terminal {
 		return nil, fmt.Errorf("record: replay terminal = %v, record says %v", s.IsTerminal(), r.Terminal)

@@ -39,6 +39,18 @@ type Step struct {
 // position after from+j actions, up to the last one; steps[j] is the action
 // played in positions[j]. from is 0..len(r.Actions).
 func (r *Record) Describe(reg *Registry, from int) (positions [][]Field, steps []Step, err error) {
+	return r.describe(reg, from, true)
+}
+
+// DescribeOpenEnded is Describe for a record that does not say whether its
+// game ended (one read back from the wire, whose records carry no such
+// flag: the server's POST /v1/positions): every action and the returns are
+// checked as Describe checks them, and r.Terminal is set from the replay.
+func (r *Record) DescribeOpenEnded(reg *Registry, from int) (positions [][]Field, steps []Step, err error) {
+	return r.describe(reg, from, false)
+}
+
+func (r *Record) describe(reg *Registry, from int, checkEnd bool) (positions [][]Field, steps []Step, err error) {
 	if from < 0 || from > len(r.Actions) {
 		return nil, nil, fmt.Errorf("describe: from %d: the record has %d actions (want 0..%d)", from, len(r.Actions), len(r.Actions))
 	}
@@ -68,7 +80,7 @@ func (r *Record) Describe(reg *Registry, from int) (positions [][]Field, steps [
 		a := r.Actions[i]
 		steps = append(steps, Step{Seat: s.CurrentPlayer(), Action: a, Text: d.DescribeAction(a)})
 		return nil
-	})
+	}, checkEnd)
 	if err != nil {
 		return nil, nil, err
 	}

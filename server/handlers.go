@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/policy"
@@ -455,4 +457,168 @@ func (s *Server) listGames(c *gin.Context) {
 		return
 	}
 	s.respond(c, http.StatusOK, out, map[string]any{"games": list})
+}
+
+// maxRecordBody bounds POST /v1/positions's body: a game record, as the
+// page's saved-file Watch bounds one (MAX_RECORD_BYTES in web/game.js).
+const maxRecordBody = 4 << 20
+
+// Memory POST /v1/positions holds against limits.memory_budget while it
+// runs: its body decoded generically (a number becomes a 16-byte
+// interface and its own value: about 16 bytes a body byte, at worst), and
+// each position described and encoded (a duel's is about 2 KiB of fields
+// and as much again encoded).
+const (
+	recordBodyFactor = 16
+	positionBytes    = 8 << 10
+)
+
+// describeRecord answers POST /v1/positions?from=n: a game record sent back
+// (a saved file: the record route's answer, whose finished game it takes,
+// or its game in progress when none finished; or one record of it)
+// replayed and described as GET .../envs/{k}/positions describes a
+// session's. A record that does not replay (an action not legal where it
+// is played, returns other than the replay's, a finished game that does
+// not end) is a 400 with the reason.
+func (s *Server) describeRecord(c *gin.Context) {
+	in, out, ok := s.formats(c)
+	if !ok {
+		return
+	}
+	from, ok := 0, true
+	if q, given := c.GetQuery("from"); given {
+		from, ok = envIndex(q)
+	}
+	if !ok {
+		e := env.Errorf(env.CodeBadRequest, "from %q: must be an integer 0 or more, in decimal digits", c.Query("from"))
+		e.Details = map[string]any{"field": "from"}
+		s.fail(c, out, e)
+		return
+	}
+	held := int64(recordBodyFactor * maxRecordBody)
+	if cl := c.Request.ContentLength; cl >= 0 && cl < maxRecordBody {
+		held = recordBodyFactor * max(cl, 1024)
+	}
+	if e := s.reg.hold(held, s.cfg.Limits); e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	defer func() { s.reg.hold(-held, s.cfg.Limits) }()
+	var buf []byte
+	body, e := readBody(c.Writer, c.Request, maxRecordBody, &buf)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	rec, which, e := readRecord(in, body)
+	if e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	if from > len(rec.Actions) {
+		e := env.Errorf(env.CodeBadRequest, "from %d: the game has %d actions (want 0..%d)", from, len(rec.Actions), len(rec.Actions))
+		e.Details = map[string]any{"field": "from"}
+		s.fail(c, out, e)
+		return
+	}
+	more := int64(len(rec.Actions)-from+1) * positionBytes
+	if e := s.reg.hold(more, s.cfg.Limits); e != nil {
+		s.fail(c, out, e)
+		return
+	}
+	held += more
+	var positions [][]env.Field
+	var steps []env.Step
+	var err error
+	if which == "finished" {
+		rec.Terminal = true
+		positions, steps, err = rec.Describe(s.games, from)
+	} else {
+		positions, steps, err = rec.DescribeOpenEnded(s.games, from)
+	}
+	var pe *env.ParamError
+	switch {
+	case errors.Is(err, env.ErrNotDescribed):
+		s.fail(c, out, env.Errorf(env.CodeBadRequest, "%v: positions are served for games that describe them (the duel)", err))
+		return
+	case errors.As(err, &pe):
+		e := env.Errorf(env.CodeBadRequest, "record: game: %v", err)
+		e.Details = map[string]any{"field": "game"}
+		s.fail(c, out, e)
+		return
+	case err != nil:
+		s.fail(c, out, env.Errorf(env.CodeBadRequest, "the %s record does not replay: %v", rec.Game, err))
+		return
+	}
+	if which == "" {
+		which = "current"
+		if rec.Terminal {
+			which = "finished"
+		}
+	}
+	s.respond(c, http.StatusOK, out, wire.PositionsOf(rec, which, from, positions, steps))
+}
+
+// readRecord decodes POST /v1/positions's body: one game record, or the
+// record route's answer ({"finished", "current"}), whose finished game it
+// takes (which "finished"), else its game in progress (which "current").
+// which is "" for one record.
+func readRecord(in format, body []byte) (*env.Record, string, *env.Error) {
+	bad := func(format string, a ...any) (*env.Record, string, *env.Error) {
+		return nil, "", env.Errorf(env.CodeBadRequest, format, a...)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return bad("body: empty, want a game record (as GET /v1/sessions/{id}/envs/{k}/record answers)")
+	}
+	var v any
+	if in == formatMsgpack {
+		if err := scanMsgpack(body); err != nil {
+			return bad("%v", err)
+		}
+		dec := msgpack.GetDecoder()
+		defer msgpack.PutDecoder(dec)
+		dec.Reset(bytes.NewReader(body))
+		var err error
+		if v, err = dec.DecodeInterface(); err != nil {
+			return bad("body: %v", err)
+		}
+	} else {
+		var err error
+		if v, err = wire.DecodeJSON(body); err != nil {
+			return bad("body: %v", err)
+		}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return bad("body: want a game record (an object with game, actions and returns, as GET /v1/sessions/{id}/envs/{k}/record answers) or that route's answer")
+	}
+	_, hasFinished := m["finished"]
+	_, hasCurrent := m["current"]
+	if hasFinished || hasCurrent {
+		for k := range m {
+			if k != "finished" && k != "current" {
+				return bad("body: %q: the record route's answer has only \"finished\" and \"current\"", k)
+			}
+		}
+		rec, which := m["finished"], "finished"
+		if rec == nil {
+			rec, which = m["current"], "current"
+		}
+		if rec == nil {
+			return bad("body: finished and current are both null: no game to describe")
+		}
+		if m, ok = rec.(map[string]any); !ok {
+			return bad("body: %s: want a game record (an object), got %v", which, rec)
+		}
+		r, err := wire.RecordFrom(m)
+		if err != nil {
+			return bad("record (%s): %v", which, err)
+		}
+		return r, which, nil
+	}
+	r, err := wire.RecordFrom(m)
+	if err != nil {
+		return bad("record: %v", err)
+	}
+	return r, "", nil
 }

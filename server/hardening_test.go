@@ -255,12 +255,15 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Add(uint8(1), true, []byte(`{"seq": 0}`))
 	f.Add(uint8(2), false, mp(f, map[string]any{"num_envs": 2, "request_id": "r-1"}))
 	f.Add(uint8(2), true, []byte(`{"num_envs": 2, "request_id": "r.2"}`))
+	f.Add(uint8(4), true, []byte(`{"finished": null, "current": {"game": {"name": "duel"}, "actions": [3, 40], "returns": [0, 0], "seed": 18446744073709551615}}`))
+	f.Add(uint8(4), true, []byte(`{"game": {"name": "duel", "max_rounds": 3}, "actions": [], "returns": [0, 0], "seed": 1}`))
+	f.Add(uint8(4), false, mp(f, map[string]any{"game": map[string]any{"name": "david_goliath"}, "actions": []int{1}, "returns": []int{0, 0, 0}, "deals": []any{map[string]any{"dealer": 0}}}))
 	c := newClient(f, func(c *server.Config) { c.Limits.MaxSessions = 8; c.Limits.MaxEnvsPerSession = 16 })
 	id := c.create(map[string]any{"num_envs": 3}).Session
 	packed := c.create(map[string]any{"num_envs": 3, "packing": "bits"}).Session
 	f.Fuzz(func(t *testing.T, route uint8, useJSON bool, body []byte) {
 		path := []string{"/v1/sessions/" + id + "/step", "/v1/sessions/" + id + "/reset", "/v1/sessions",
-			"/v1/sessions/" + packed + "/step"}[int(route)%4]
+			"/v1/sessions/" + packed + "/step", "/v1/positions"}[int(route)%5]
 		ct := ctMsgpack
 		if useJSON {
 			ct = ctJSON
@@ -272,7 +275,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		if w.Code != 200 && (w.Code < 400 || w.Code > 499) {
 			t.Fatalf("POST %s %q: status %d %s", path, body, w.Code, w.Body)
 		}
-		if w.Code == 200 && route%4 == 2 {
+		if w.Code == 200 && route%5 == 2 {
 			var s created
 			decodeAnswer(t, answer{w.Code, w.Header(), w.Body.Bytes()}, &s)
 			del := httptest.NewRequest("DELETE", "http://localhost/v1/sessions/"+s.Session, nil)

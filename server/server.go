@@ -147,6 +147,7 @@ func (s *Server) routes() http.Handler {
 	api.POST("/v1/sessions/:id/step", s.step)
 	api.GET("/v1/sessions/:id/envs/:k/record", s.record)
 	api.GET("/v1/sessions/:id/envs/:k/positions", s.positions)
+	api.POST("/v1/positions", s.describeRecord)
 	api.GET("/v1/games", s.listGames)
 	api.GET("/v1/policies", s.listPolicies)
 	api.POST("/v1/policies/:name/act", s.act)

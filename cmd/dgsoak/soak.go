@@ -28,6 +28,7 @@ import (
 	"github.com/davidgoliath/dgenv/env/games"
 	"github.com/davidgoliath/dgenv/obs"
 	"github.com/davidgoliath/dgenv/server"
+	"github.com/davidgoliath/dgenv/server/wire"
 )
 
 type config struct {
@@ -358,127 +359,15 @@ type recordAnswer struct {
 	Finished map[string]any `json:"finished"`
 }
 
-// envRecord reads a finished record of any game from the wire: its game
-// (name and parameters), actions, returns and seed; the game's own fields
-// (the card game's deals) go to Extra, from which a game without a seed in
-// its records replays them (env.FieldStarter).
+// envRecord reads a finished record of any game from the wire
+// (wire.RecordFrom: the one reading of a record the server also uses).
 func envRecord(w map[string]any) (*env.Record, error) {
-	game, ok := w["game"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("record: game is a %T, want an object", w["game"])
+	r, err := wire.RecordFrom(w)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
 	}
-	r := &env.Record{Values: env.Values{}, Terminal: true, Extra: map[string]any{}}
-	for k, v := range game {
-		if k == "name" {
-			r.Game, _ = v.(string)
-			continue
-		}
-		n, ok := env.AsInt(v)
-		if !ok {
-			return nil, fmt.Errorf("record: game parameter %s = %v, want an integer", k, v)
-		}
-		r.Values[k] = n
-	}
-	acts, ok := w["actions"].([]any)
-	if !ok {
-		return nil, fmt.Errorf("record: actions is a %T, want a list", w["actions"])
-	}
-	for _, a := range acts {
-		n, ok := env.AsInt(a)
-		if !ok {
-			return nil, fmt.Errorf("record: action %v, want an integer", a)
-		}
-		r.Actions = append(r.Actions, n)
-	}
-	rets, ok := w["returns"].([]any)
-	if !ok {
-		return nil, fmt.Errorf("record: returns is a %T, want a list", w["returns"])
-	}
-	for _, x := range rets {
-		f, ok := asFloat(x)
-		if !ok {
-			return nil, fmt.Errorf("record: return %v, want a number", x)
-		}
-		r.Returns = append(r.Returns, f)
-	}
-	if sd, ok := w["seed"]; ok && sd != nil {
-		if r.Seed, ok = asUint64(sd); !ok {
-			return nil, fmt.Errorf("record: seed %v (%T), want an unsigned integer", sd, sd)
-		}
-		r.HasSeed = true
-	}
-	for k, v := range w {
-		switch k {
-		case "game", "actions", "returns", "seed":
-		default:
-			r.Extra.(map[string]any)[k] = v
-		}
-	}
+	r.Terminal = true
 	return r, nil
-}
-
-// asUint64 reads a decoded msgpack integer (any width) or a JSON one
-// decoded as json.Number (a float64 would lose a 64-bit seed's low bits).
-func asUint64(v any) (uint64, bool) {
-	switch x := v.(type) {
-	case uint64:
-		return x, true
-	case uint32:
-		return uint64(x), true
-	case uint16:
-		return uint64(x), true
-	case uint8:
-		return uint64(x), true
-	case int64:
-		return uint64(x), x >= 0
-	case int32:
-		return uint64(x), x >= 0
-	case int16:
-		return uint64(x), x >= 0
-	case int8:
-		return uint64(x), x >= 0
-	case int:
-		return uint64(x), x >= 0
-	case json.Number:
-		n, err := strconv.ParseUint(string(x), 10, 64)
-		return n, err == nil
-	}
-	return 0, false
-}
-
-// plainNumbers replaces, in a JSON value decoded with UseNumber, every
-// json.Number but the top-level "seed" by an int (or a float64 when it is
-// not one), as env.AsInt and the games' StartFromFields read them.
-func plainNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := strconv.Atoi(string(x)); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = plainNumbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = plainNumbers(x[k])
-		}
-	}
-	return v
-}
-
-// asFloat reads a decoded JSON or msgpack number.
-func asFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	}
-	n, ok := env.AsInt(v)
-	return float64(n), ok
 }
 
 type errorAnswer struct {
@@ -616,24 +505,14 @@ func decode(b []byte, ct string, v any) error {
 }
 
 // decodeRecord is decode for a record answer: JSON numbers are read
-// exactly (a seed has 64 bits), see plainNumbers.
+// exactly (a seed has 64 bits), as wire.RecordFrom reads them.
 func decodeRecord(b []byte, ct string, r *recordAnswer) error {
 	if !strings.HasPrefix(ct, "application/json") {
 		return decode(b, ct, r)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := dec.Decode(r); err != nil {
-		return err
-	}
-	if r.Finished != nil {
-		seed := r.Finished["seed"]
-		plainNumbers(r.Finished)
-		if seed != nil {
-			r.Finished["seed"] = seed
-		}
-	}
-	return nil
+	return dec.Decode(r)
 }
 
 // loop runs sessions until ctx ends.

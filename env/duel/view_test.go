@@ -236,3 +236,59 @@ func TestRecordDescribe(t *testing.T) {
 		t.Errorf("Describe of a record with an illegal action: %v, want ErrIllegalAction", err)
 	}
 }
+
+// TestRecordDescribeOpenEnded: a record that does not say whether its game
+// ended (read back from the wire) is described to wherever its actions
+// lead, its end taken from the replay; its actions and returns are still
+// checked.
+func TestRecordDescribeOpenEnded(t *testing.T) {
+	reg := env.NewRegistry()
+	reg.MustRegister(SpielType())
+	g, err := SpielType().Make(env.Values{"max_rounds": 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.NewInitialState(4)
+	rng := newRNG(4)
+	for !s.IsTerminal() {
+		if err := s.ApplyAction(HeuristicBot{}.Act(s, &rng)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := env.RecordOf(s)
+	for _, tc := range []struct {
+		name    string
+		actions int
+		want    bool
+	}{
+		{"the whole game", len(full.Actions), true},
+		{"the game cut after 7 actions", 7, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := *full
+			rec.Actions = full.Actions[:tc.actions]
+			rec.Terminal = !tc.want // what the record says is not taken
+			if !tc.want {
+				rec.Returns = []float64{0, 0}
+			}
+			if _, _, err := rec.Describe(reg, 0); err == nil {
+				t.Fatalf("Describe with Terminal = %v: no error", rec.Terminal)
+			}
+			pos, steps, err := rec.DescribeOpenEnded(reg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Terminal != tc.want || len(pos) != tc.actions+1 || len(steps) != tc.actions {
+				t.Fatalf("Terminal = %v, %d positions, %d steps; want %v, %d, %d", rec.Terminal, len(pos), len(steps), tc.want, tc.actions+1, tc.actions)
+			}
+			if over := field(t, pos[len(pos)-1], "over").(bool); over != tc.want {
+				t.Fatalf("the last position's over = %v, want %v", over, tc.want)
+			}
+			rec.Returns = slices.Clone(rec.Returns)
+			rec.Returns[0] += 2
+			if _, _, err := rec.DescribeOpenEnded(reg, 0); err == nil {
+				t.Error("a wrong return: no error")
+			}
+		})
+	}
+}
