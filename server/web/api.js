@@ -32,17 +32,19 @@ export class Api {
   }
 
   // request queues one call; it starts when every earlier call has ended.
-  request(method, path, body) {
-    const run = () => this.send(method, path, body);
+  // A body is sent as JSON; raw is sent as it is (JSON text the page must
+  // not re-encode: a saved record's 64-bit seed would lose its low bits).
+  request(method, path, body, raw) {
+    const run = () => this.send(method, path, body, raw);
     const p = this.queue.then(run, run);
     this.queue = p.catch(() => {});
     return p;
   }
 
-  async send(method, path, body) {
+  async send(method, path, body, raw) {
     for (let attempt = 1; ; attempt++) {
       const headers = { Accept: 'application/json' };
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      if (body !== undefined || raw !== undefined) headers['Content-Type'] = 'application/json';
       if (this.token) headers.Authorization = `Bearer ${this.token}`;
       let res;
       let text;
@@ -51,7 +53,7 @@ export class Api {
       try {
         res = await fetch(path, {
           method, headers, cache: 'no-store',
-          body: body === undefined ? undefined : JSON.stringify(body),
+          body: raw !== undefined ? raw : body === undefined ? undefined : JSON.stringify(body),
         });
         text = await res.text();
       } catch (e) {
@@ -82,6 +84,7 @@ export class Api {
 
   get(path) { return this.request('GET', path); }
   post(path, body) { return this.request('POST', path, body === undefined ? {} : body); }
+  postText(path, text) { return this.request('POST', path, undefined, text); }
   del(path) { return this.request('DELETE', path); }
 
   // forget ends a session when the page goes away, without waiting.

@@ -12,6 +12,7 @@ import {
 } from './game.js';
 import {
   DUEL, initDuel, newDuel, setDuelBots, openDuelWatch, closeDuelWatch, duelWatching, duelWatchMove, watchDuelSession,
+  watchDuelFile,
 } from './duel.js';
 
 const $ = (id) => document.getElementById(id);
@@ -697,19 +698,29 @@ function watchFile(file) {
     return;
   }
   const r = new FileReader();
-  r.onload = () => {
+  r.onload = async () => {
     try {
-      const data = JSON.parse(String(r.result));
+      const text = String(r.result);
+      const data = JSON.parse(text);
       const g = data && typeof data === 'object' && (data.finished || data.current || data);
       if (g && g.game && g.game.name === DUEL) {
-        throw new Error('a duel\'s record: the page replays a duel from its session only (Session above); a file holds no picture of its positions');
+        // The server replays and describes a duel (the rules live there).
+        setState('loading');
+        await watchDuelFile(text, file.name);
+        st.watch = null;
+        setState('watching');
+        return;
       }
       const game = asGameRecord(data);
       const names = Array.from({ length: game.game.players }, (_, s) => `Seat ${s}`);
       openWatch(game, names, file.name);
       setState('watching');
     } catch (e) {
-      showError(`${file.name}: ${e.message}`);
+      if (e instanceof ApiError && e.status === 401) {
+        askToken();
+        return;
+      }
+      showError(`${file.name}: ${e instanceof ApiError ? errorText(e) : e.message}`);
       setState('error');
     }
   };

@@ -447,6 +447,15 @@ export async function watchDuelSession(id, k, which, opponents) {
   openDuelWatch(ans, n, `Session ${id.slice(0, 8)}…, env ${k}, ${where}`);
 }
 
+// watchDuelFile opens a saved duel record (the record route's answer or one
+// record of it, as text): the server replays and describes it (POST
+// /v1/positions), refusing one that does not replay, with the reason.
+export async function watchDuelFile(text, name) {
+  const ans = await ui.api.postText('/v1/positions', text);
+  const where = ans.which === 'finished' ? 'finished duel' : 'duel in progress';
+  openDuelWatch(ans, SEATS, `${name}, ${where}`);
+}
+
 // ---------- start-up ----------
 
 export function setDuelBots(bots) {

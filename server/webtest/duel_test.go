@@ -1,10 +1,12 @@
 package webtest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -414,17 +416,73 @@ func TestBrowserDuelWatch(t *testing.T) {
 	}
 	screenshot(t, ctx, "duel-watch-phone")
 	do(t, ctx, chromedp.EmulateViewport(1280, 1000))
-	// A saved duel record is refused with the reason (the page draws a duel
-	// from the server's description only), and the replay stays as it was.
-	raw, err := json.Marshal(recs)
+	// The record route's answer saved as a file (its bytes as curl saves
+	// them) replays the same duel: the server describes it (POST
+	// /v1/positions), both hands face up, the positions the session's.
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "duel.json")
+	raw := ts.raw(t, "GET", "/v1/sessions/"+created.Session+"/envs/0/record")
+	if err := os.WriteFile(saved, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#watch-file"), []string{saved}))
+	waitFor(t, ctx, `document.body.dataset.state === "watching" && document.getElementById("watch").dataset.pos === "0" && document.getElementById("watch-status").textContent.includes("duel.json, finished duel")`)
+	noBanner(t, ctx)
+	checkDuelShown(t, ctx, "watch-duel", replayDuel(t, fin, 0), both)
+	for i := 1; i <= 12; i++ {
+		click(t, ctx, "#w-next")
+		waitFor(t, ctx, fmt.Sprintf(`document.getElementById("watch").dataset.pos === "%d"`, i))
+		checkDuelShown(t, ctx, "watch-duel", replayDuel(t, fin, i), both)
+	}
+	click(t, ctx, "#w-last")
+	waitFor(t, ctx, `document.getElementById("watch").dataset.last === "1"`)
+	checkDuelShown(t, ctx, "watch-duel", end, both)
+	want = "A draw" // the seats are named without who played them
+	if w := end.Winner(); w >= 0 {
+		want = duel.SeatName(w) + " wins: " + duel.SeatName(1-w) + " has 3 wounds"
+	}
+	if got := js[string](t, ctx, `document.getElementById("watch-status").textContent`); !strings.Contains(got, want) {
+		t.Fatalf("at the end of the saved duel the page says %q, want %q", got, want)
+	}
+	if got := js[int](t, ctx, `document.querySelectorAll("#watch-duel-log li[data-step]").length`); got != len(fin.Actions) {
+		t.Fatalf("at the end of the saved duel the log explains %d actions, the game has %d", got, len(fin.Actions))
+	}
+	// A corrupted file (a return changed) is refused with the server's
+	// reason, and the replay stays as it was.
+	var edited map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // the seed keeps its 64 bits
+	if err := dec.Decode(&edited); err != nil {
+		t.Fatal(err)
+	}
+	edited["finished"].(map[string]any)["returns"] = []any{5, -5}
+	bad, err := json.Marshal(edited)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "duel.json")
-	if err := os.WriteFile(file, raw, 0o644); err != nil {
+	corrupted := filepath.Join(dir, "corrupted.json")
+	if err := os.WriteFile(corrupted, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#watch-file"), []string{file}))
-	waitFor(t, ctx, `document.getElementById("banner").textContent.includes("duel.json: a duel's record")`)
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#watch-file"), []string{corrupted}))
+	waitFor(t, ctx, `document.getElementById("banner").textContent.includes("corrupted.json: the duel record does not replay")`)
+	if banner := js[string](t, ctx, `document.getElementById("banner").textContent`); !strings.Contains(banner, "returns") {
+		t.Fatalf("the banner %q does not say what is wrong (the returns)", banner)
+	}
 	checkDuelShown(t, ctx, "watch-duel", end, both)
+}
+
+// raw is a route's answer in JSON, its bytes as the server sent them.
+func (s *testServer) raw(t *testing.T, method, path string) []byte {
+	t.Helper()
+	req := httptest.NewRequest(method, "http://localhost"+path, nil)
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	w := httptest.NewRecorder()
+	s.srv.Handler().ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.String())
+	}
+	return w.Body.Bytes()
 }
