@@ -401,13 +401,8 @@ func (s *Server) positions(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	from, ok := 0, true
-	if q, given := c.GetQuery("from"); given {
-		from, ok = envIndex(q)
-	}
-	if !ok {
-		e := env.Errorf(env.CodeBadRequest, "from %q: must be an integer 0 or more, in decimal digits", c.Query("from"))
-		e.Details = map[string]any{"field": "from"}
+	from, e := fromQuery(c)
+	if e != nil {
 		s.fail(c, out, e)
 		return
 	}
@@ -423,7 +418,7 @@ func (s *Server) positions(c *gin.Context) {
 	}
 	positions, steps, err := rec.Describe(s.games, from)
 	if errors.Is(err, env.ErrNotDescribed) {
-		s.fail(c, out, env.Errorf(env.CodeBadRequest, "%v: positions are served for games that describe them (the duel)", err))
+		s.fail(c, out, notDescribed(err))
 		return
 	}
 	if err != nil {
@@ -431,6 +426,27 @@ func (s *Server) positions(c *gin.Context) {
 		return
 	}
 	s.respond(c, http.StatusOK, out, wire.PositionsOf(rec, which, from, positions, steps))
+}
+
+// fromQuery reads the positions routes' ?from=n (0 when absent).
+func fromQuery(c *gin.Context) (int, *env.Error) {
+	q, given := c.GetQuery("from")
+	if !given {
+		return 0, nil
+	}
+	from, ok := envIndex(q)
+	if !ok {
+		e := env.Errorf(env.CodeBadRequest, "from %q: must be an integer 0 or more, in decimal digits", q)
+		e.Details = map[string]any{"field": "from"}
+		return 0, e
+	}
+	return from, nil
+}
+
+// notDescribed answers a record of a game whose states are not
+// env.Describers (env.ErrNotDescribed).
+func notDescribed(err error) *env.Error {
+	return env.Errorf(env.CodeBadRequest, "%v: positions are served for games that describe them (the duel)", err)
 }
 
 // envIndex reads an env index written the one way: decimal digits, no sign,
@@ -486,13 +502,8 @@ func (s *Server) describeRecord(c *gin.Context) {
 	if !ok {
 		return
 	}
-	from, ok := 0, true
-	if q, given := c.GetQuery("from"); given {
-		from, ok = envIndex(q)
-	}
-	if !ok {
-		e := env.Errorf(env.CodeBadRequest, "from %q: must be an integer 0 or more, in decimal digits", c.Query("from"))
-		e.Details = map[string]any{"field": "from"}
+	from, e := fromQuery(c)
+	if e != nil {
 		s.fail(c, out, e)
 		return
 	}
@@ -540,7 +551,7 @@ func (s *Server) describeRecord(c *gin.Context) {
 	var pe *env.ParamError
 	switch {
 	case errors.Is(err, env.ErrNotDescribed):
-		s.fail(c, out, env.Errorf(env.CodeBadRequest, "%v: positions are served for games that describe them (the duel)", err))
+		s.fail(c, out, notDescribed(err))
 		return
 	case errors.As(err, &pe):
 		e := env.Errorf(env.CodeBadRequest, "record: game: %v", err)
