@@ -15,11 +15,12 @@ import (
 // Resampler is implemented by states that can deal anew what a seat cannot
 // see (the duel: the opponent's hand and the deck order).
 type Resampler interface {
-	// ResampleFromInfostate returns a new state, consistent with everything
-	// player knows in this one (own hand, the public table, every action),
-	// with the hidden part and the chance to come drawn from rng. It leaves
-	// the receiver as it was.
-	ResampleFromInfostate(player int, rng *RNG) State
+	// ResampleWorld returns a new state, consistent with everything player
+	// knows in this one (own hand, the public table, every action), with
+	// the hidden part and the chance to come drawn from rng. It leaves the
+	// receiver as it was. (ChanceState.ResampleFromInfostate is the
+	// OpenSpiel-shaped sibling: a seed and an error, a ChanceState back.)
+	ResampleWorld(player int, rng *RNG) State
 }
 
 // Copier is implemented by states that copy another state of their game
@@ -38,7 +39,7 @@ const DefaultSearchWorlds = 8
 // Search is determinized flat Monte-Carlo search (PIMC) over the game
 // interface, for any game whose states are Resamplers. For a decision of
 // seat me with more than one legal action, it draws Worlds worlds from
-// rng (ResampleFromInfostate(me)); in each world it plays every legal
+// rng (ResampleWorld(me)); in each world it plays every legal
 // action and lets Rollout play all seats to the end of the game, and it
 // chooses the action with the highest mean return of me over the worlds:
 // the action Rollout itself would play unless another does strictly
@@ -204,7 +205,7 @@ func (b *Search) run(s State, rng *RNG, legal []int, pref int, sum, sq []float64
 		return ret[me]
 	}
 	for k := range worlds {
-		w := rs.ResampleFromInfostate(me, rng)
+		w := rs.ResampleWorld(me, rng)
 		seed := rng.Uint64()
 		base := 0.0
 		if pref >= 0 {

@@ -87,9 +87,16 @@ func (s *SpielState) Reset(seed uint64)                   { s.S.Reset(seed) }
 // no single seed that replays it.
 func (s *SpielState) Seed() (uint64, bool) { return s.S.Seed(), len(s.S.resamples) == 0 }
 
-// ResampleFromInfostate implements env.Resampler (the generic search):
-// the duel's own ResampleFromInfostate, as a state of this game.
-func (s *SpielState) ResampleFromInfostate(player int, rng *env.RNG) env.State {
+// The generic search's interfaces, checked at compile time (a rename on
+// either side breaks the build, not the search at run time).
+var (
+	_ env.Resampler = (*SpielState)(nil)
+	_ env.Copier    = (*SpielState)(nil)
+)
+
+// ResampleWorld implements env.Resampler (the generic search): the
+// duel's own ResampleFromInfostate, as a state of this game.
+func (s *SpielState) ResampleWorld(player int, rng *env.RNG) env.State {
 	return &SpielState{S: s.S.ResampleFromInfostate(player, rng), g: s.g}
 }
 

@@ -105,7 +105,7 @@ func TestDuelCopyFromIsClone(t *testing.T) {
 	scratch := states[0].Clone()
 	rng := env.NewRNG(1, 1)
 	for _, s := range states {
-		w := s.(env.Resampler).ResampleFromInfostate(s.CurrentPlayer(), &rng)
+		w := s.(env.Resampler).ResampleWorld(s.CurrentPlayer(), &rng)
 		scratch.(env.Copier).CopyFrom(w)
 		if scratch.Serialize() != w.Clone().Serialize() {
 			t.Fatal("CopyFrom differs from Clone")
