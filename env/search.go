@@ -60,6 +60,15 @@ type Search struct {
 	// of many noisy means is mostly luck, and a good Rollout's choice is
 	// the safer one.
 	Z float64
+	// Confirm > 0 (with Z > 0) tests the search's pick before playing it:
+	// the action with the best mean gain over Rollout's own in the Worlds
+	// worlds, if any gains, is played out again against Rollout's action
+	// alone in Confirm fresh worlds, and played only if its mean gain
+	// there exceeds Z standard errors. The first worlds choose, the fresh
+	// ones judge: the best of many noisy means is biased upwards by its
+	// very selection, the same action in new worlds is not, and the test
+	// costs 2 playouts a world, not one per legal action.
+	Confirm int
 }
 
 // SearchFactory makes, for a game whose states are Resamplers, a copy of
@@ -109,25 +118,47 @@ func (b *Search) Act(s State, rng *RNG) int {
 		sum, sq = make([]float64, len(legal)), make([]float64, len(legal))
 	}
 	pref := slices.Index(legal, b.rollout().Act(s, rng))
-	n := float64(b.run(s, rng, legal, pref, sum, sq))
+	worlds := b.Worlds
+	if worlds <= 0 {
+		worlds = DefaultSearchWorlds
+	}
+	b.run(s, rng, legal, pref, worlds, sum, sq)
+	if b.Confirm <= 0 || b.Z <= 0 {
+		return legal[bestGain(sum, sq, worlds, pref, b.Z)]
+	}
+	best := bestGain(sum, sq, worlds, pref, 0) // the fresh worlds judge
+	if best == pref {
+		return legal[pref]
+	}
+	pair := [2]int{legal[pref], legal[best]}
+	b.run(s, rng, pair[:], 0, b.Confirm, sum[:2], sq[:2])
+	return pair[bestGain(sum[:2], sq[:2], b.Confirm, 0, b.Z)]
+}
+
+// bestGain is the index of the best mean gain over pref (sum and sq of n
+// paired differences, as run adds them), pref if none is positive (by
+// more than z standard errors when z > 0; with one world, none is):
+// the lowest index of the best.
+func bestGain(sum, sq []float64, worlds, pref int, z float64) int {
+	n := float64(worlds)
 	best, bestMean := pref, 0.0
-	for j := range legal {
+	for j := range sum {
 		mean := sum[j] / n
-		if mean <= bestMean {
+		if j == pref || mean <= bestMean {
 			continue
 		}
-		if b.Z > 0 {
+		if z > 0 {
 			if n < 2 { // no standard error from one world
 				continue
 			}
 			v := max(sq[j]/n-mean*mean, 0) * n / (n - 1)
-			if mean <= b.Z*math.Sqrt(v/n) {
+			if mean <= z*math.Sqrt(v/n) {
 				continue
 			}
 		}
 		best, bestMean = j, mean
 	}
-	return legal[best]
+	return best
 }
 
 // rollout is the bot of the playouts.
@@ -149,24 +180,24 @@ func (b *Search) ActionValues(s State, rng *RNG, legal []int, dst []float64) {
 	} else {
 		sq = make([]float64, len(legal))
 	}
-	n := float64(b.run(s, rng, legal, -1, dst, sq))
+	worlds := b.Worlds
+	if worlds <= 0 {
+		worlds = DefaultSearchWorlds
+	}
+	b.run(s, rng, legal, -1, worlds, dst, sq)
+	n := float64(worlds)
 	for j := range dst {
 		dst[j] /= n
 	}
 }
 
-// run plays every legal action in each of the worlds and returns their
-// number. It adds to sum[j] (and its square to sq[j]) the return of the
+// run plays every legal action in each of worlds worlds. It adds to sum[j] (and its square to sq[j]) the return of the
 // seat to act after legal[j] less, when pref >= 0, its return after
 // legal[pref] in the same world.
-func (b *Search) run(s State, rng *RNG, legal []int, pref int, sum, sq []float64) int {
+func (b *Search) run(s State, rng *RNG, legal []int, pref, worlds int, sum, sq []float64) {
 	rs, ok := s.(Resampler)
 	if !ok {
 		panic(fmt.Sprintf("env: Search: a %T does not resample (env.Resampler)", s))
-	}
-	worlds := b.Worlds
-	if worlds <= 0 {
-		worlds = DefaultSearchWorlds
 	}
 	rollout := b.rollout()
 	me := s.CurrentPlayer()
@@ -221,5 +252,4 @@ func (b *Search) run(s State, rng *RNG, legal []int, pref int, sum, sq []float64
 			sq[j] += d * d
 		}
 	}
-	return worlds
 }
