@@ -45,7 +45,7 @@ func (b *bandit) AppendLegalActions(dst []int) []int {
 	return dst
 }
 func (b *bandit) ApplyUnchecked(a int) { b.pulled = a; *b.pulls++ }
-func (b *bandit) Clone() env.State    { c := *b; return &c }
+func (b *bandit) Clone() env.State     { c := *b; return &c }
 func (b *bandit) ResampleWorld(_ int, rng *env.RNG) env.State {
 	c := *b
 	c.world = rng.Uint64()
