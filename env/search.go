@@ -33,6 +33,28 @@ type Copier interface {
 	CopyFrom(src State)
 }
 
+// Estimator is implemented by states that can guess how a game not yet
+// over will end: the search's playouts with a Horizon stop there and take
+// the guess (the duel: the difference of the wounds).
+type Estimator interface {
+	// EstimateReturns writes into dst[:NumPlayers] an estimate of each
+	// seat's final return (within the game's utility range); for a
+	// terminal state, the returns.
+	EstimateReturns(dst []float64)
+}
+
+// Inferrer is implemented by states that can tell how well a sampled
+// world explains the other seats' plays: the search then prefers worlds
+// in which its model of them (its Rollout bot) would have played as they
+// did (the duel: the opponent's hand).
+type Inferrer interface {
+	// Infer returns, for worlds of ResampleWorld(player) of this state,
+	// the number of the other seats' recent plays model would not have
+	// made in that world (0: the world explains them all). It uses only
+	// what player knows. nil means no inference here (nothing to check).
+	Infer(player int, model Bot) func(world State) int
+}
+
 // DefaultSearchWorlds is Search's number of worlds when Worlds is 0.
 const DefaultSearchWorlds = 8
 
@@ -69,6 +91,20 @@ type Search struct {
 	// very selection, the same action in new worlds is not, and the test
 	// costs 2 playouts a world, not one per legal action.
 	Confirm int
+	// Horizon > 0 stops each playout after Horizon actions (the action
+	// searched included) and takes the state's estimate of the returns
+	// (Estimator) if the game is not over by then: shorter playouts, so
+	// more worlds for the same time, and less noise from a far future
+	// the rollout bot plays badly anyway. SearchFactory refuses it for a
+	// game whose states do not estimate.
+	Horizon int
+	// Infer > 1 draws up to Infer candidates for each world, for a state
+	// that is an Inferrer, and keeps the first whose plays of the other
+	// seats Rollout would have made all (else the one it would have made
+	// most of): when the real opponents play like Rollout, the worlds
+	// look like what they hold. Candidates cost a resample and a few
+	// Rollout decisions each, not playouts.
+	Infer int
 }
 
 // SearchFactory makes, for a game whose states are Resamplers, a copy of
@@ -77,8 +113,12 @@ type Search struct {
 // an error saying so.
 func SearchFactory(cfg Search, rollout BotFactory) BotFactory {
 	return func(g Game) (Bot, error) {
-		if _, ok := g.NewInitialState(0).(Resampler); !ok {
+		s0 := g.NewInitialState(0)
+		if _, ok := s0.(Resampler); !ok {
 			return nil, fmt.Errorf("search plays only games whose states resample from an information state (env.Resampler); %s's do not", g.Type().Name)
+		}
+		if _, ok := s0.(Estimator); cfg.Horizon > 0 && !ok {
+			return nil, fmt.Errorf("search with a horizon needs states that estimate their returns (env.Estimator); %s's do not", g.Type().Name)
 		}
 		s := cfg
 		if rollout != nil {
@@ -229,14 +269,30 @@ func (b *Search) run(s State, rng *RNG, legal []int, pref, worlds int, sum, sq [
 		}
 		p.ApplyUnchecked(a)
 		r := NewRNG(seed, uint64(k))
-		for !p.IsTerminal() {
+		for n := 1; !p.IsTerminal(); n++ {
+			if n == b.Horizon {
+				p.(Estimator).EstimateReturns(ret)
+				return ret[me]
+			}
 			p.ApplyUnchecked(rollout.Act(p, &r))
 		}
 		p.WriteReturns(ret)
 		return ret[me]
 	}
+	var explain func(State) int
+	if inf, ok := s.(Inferrer); ok && b.Infer > 1 {
+		explain = inf.Infer(me, rollout)
+	}
 	for k := range worlds {
 		w := rs.ResampleWorld(me, rng)
+		if explain != nil {
+			for try, miss := 1, explain(w); try < b.Infer && miss > 0; try++ {
+				c := rs.ResampleWorld(me, rng)
+				if m := explain(c); m < miss {
+					w, miss = c, m
+				}
+			}
+		}
 		seed := rng.Uint64()
 		base := 0.0
 		if pref >= 0 {

@@ -92,7 +92,22 @@ func (s *SpielState) Seed() (uint64, bool) { return s.S.Seed(), len(s.S.resample
 var (
 	_ env.Resampler = (*SpielState)(nil)
 	_ env.Copier    = (*SpielState)(nil)
+	_ env.Estimator = (*SpielState)(nil)
+	_ env.Inferrer  = (*SpielState)(nil)
 )
+
+// EstimateReturns implements env.Estimator (the search's playouts with a
+// horizon): a game not over is worth, to each seat, the wounds it has
+// dealt less those it has taken, over the wounds that kill (between -1
+// and 1, as the returns are; a win is the three wounds that end it).
+func (s *SpielState) EstimateReturns(dst []float64) {
+	if s.S.IsTerminal() {
+		s.S.WriteReturns(dst)
+		return
+	}
+	d := float64(int(s.S.t.wounds[1])-int(s.S.t.wounds[0])) / MaxWounds
+	dst[0], dst[1] = d, -d
+}
 
 // ResampleWorld implements env.Resampler (the generic search): the
 // duel's own ResampleFromInfostate, as a state of this game.
