@@ -1,7 +1,6 @@
 package games_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -114,14 +113,20 @@ func TestDuelCopyFromIsClone(t *testing.T) {
 }
 
 // BenchmarkDuelSearch is the duel's search's cost per decision (positions
-// of heuristic mirror games where the seat to act has a choice).
+// of heuristic mirror games where the seat to act has a choice): the
+// registered budget, and the search before horizon and inference (32
+// worlds played to the end).
 func BenchmarkDuelSearch(b *testing.B) {
 	g, states := duelPositions(b, 200)
-	for _, worlds := range []int{16, games.DuelSearch().Worlds} {
-		b.Run(fmt.Sprintf("worlds=%d", worlds), func(b *testing.B) {
-			cfg := games.DuelSearch()
-			cfg.Worlds = worlds
-			bot, _ := env.SearchFactory(cfg, func(g env.Game) (env.Bot, error) { return games.Default().NewBot(g, "heuristic") })(g)
+	for _, c := range []struct {
+		name string
+		cfg  env.Search
+	}{
+		{"registered", games.DuelSearch()},
+		{"worlds=32,to-the-end", env.Search{Worlds: 32, Z: 2}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			bot, _ := env.SearchFactory(c.cfg, func(g env.Game) (env.Bot, error) { return games.Default().NewBot(g, "heuristic") })(g)
 			rng := env.NewRNG(1, 1)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
