@@ -71,7 +71,8 @@ const DefaultSearchWorlds = 8
 // by luck. It uses only what me knows,
 // keeps no per-game state, draws randomness only from rng (the same rng
 // state gives the same choice) and is safe for concurrent use. Its
-// allocations per decision are the worlds, one scratch state (for a
+// allocations per decision are the worlds (with Infer, every candidate
+// drawn), what the state's Infer prepares, one scratch state (for a
 // Copier state; otherwise a clone per playout) and two small slices.
 type Search struct {
 	Worlds  int // worlds per decision; 0 means DefaultSearchWorlds
@@ -82,15 +83,6 @@ type Search struct {
 	// of many noisy means is mostly luck, and a good Rollout's choice is
 	// the safer one.
 	Z float64
-	// Confirm > 0 (with Z > 0) tests the search's pick before playing it:
-	// the action with the best mean gain over Rollout's own in the Worlds
-	// worlds, if any gains, is played out again against Rollout's action
-	// alone in Confirm fresh worlds, and played only if its mean gain
-	// there exceeds Z standard errors. The first worlds choose, the fresh
-	// ones judge: the best of many noisy means is biased upwards by its
-	// very selection, the same action in new worlds is not, and the test
-	// costs 2 playouts a world, not one per legal action.
-	Confirm int
 	// Horizon > 0 stops each playout after Horizon actions (the action
 	// searched included) and takes the state's estimate of the returns
 	// (Estimator) if the game is not over by then: shorter playouts, so
@@ -163,16 +155,7 @@ func (b *Search) Act(s State, rng *RNG) int {
 		worlds = DefaultSearchWorlds
 	}
 	b.run(s, rng, legal, pref, worlds, sum, sq)
-	if b.Confirm <= 0 || b.Z <= 0 {
-		return legal[bestGain(sum, sq, worlds, pref, b.Z)]
-	}
-	best := bestGain(sum, sq, worlds, pref, 0) // the fresh worlds judge
-	if best == pref {
-		return legal[pref]
-	}
-	pair := [2]int{legal[pref], legal[best]}
-	b.run(s, rng, pair[:], 0, b.Confirm, sum[:2], sq[:2])
-	return pair[bestGain(sum[:2], sq[:2], b.Confirm, 0, b.Z)]
+	return legal[bestGain(sum, sq, worlds, pref, b.Z)]
 }
 
 // bestGain is the index of the best mean gain over pref (sum and sq of n

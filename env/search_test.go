@@ -87,60 +87,6 @@ type armZero struct{}
 
 func (armZero) Act(env.State, *env.RNG) int { return 0 }
 
-// deviations counts the decisions of n (rng seeds 0..n-1) in which search
-// pulls another arm than 0, and those in which it pulls arm 1.
-func deviations(search *env.Search, b *bandit, n int) (other, arm1 int) {
-	for i := range n {
-		rng := env.NewRNG(uint64(i), 9)
-		switch search.Act(b, &rng) {
-		case 0:
-		case 1:
-			other++
-			arm1++
-		default:
-			other++
-		}
-	}
-	return other, arm1
-}
-
-// With many decoys, the margin alone lets the best of their noisy means
-// through often (each passes 2 standard errors about 2% of the time, the
-// best of 30 in about half the decisions); Confirm judges that best in
-// fresh worlds, where it passes about 2% of the time.
-func TestSearchConfirmStopsTheLuckiestDecoy(t *testing.T) {
-	const n = 200
-	b := newBandit(31, 0)
-	margin, _ := deviations(&env.Search{Worlds: 16, Rollout: armZero{}, Z: 2}, b, n)
-	confirmed, _ := deviations(&env.Search{Worlds: 16, Rollout: armZero{}, Z: 2, Confirm: 32}, b, n)
-	t.Logf("decisions leaving arm 0 for a decoy: %d of %d with the margin alone, %d with Confirm", margin, n, confirmed)
-	if margin < n/5 {
-		t.Errorf("margin alone: %d of %d decisions left arm 0 for a decoy, want at least %d (the test's premise)", margin, n, n/5)
-	}
-	if confirmed > n/20 {
-		t.Errorf("with Confirm: %d of %d decisions left arm 0 for a decoy, want at most %d", confirmed, n, n/20)
-	}
-}
-
-// A real gain still gets through Confirm (arm 1 wins 90% of the time
-// against arm 0's sure 0: a mean gain of 0.8, among 7 decoys), and the
-// test costs 2 pulls a fresh world.
-func TestSearchConfirmKeepsARealGain(t *testing.T) {
-	const n = 100
-	b := newBandit(9, 0.4)
-	s := &env.Search{Worlds: 16, Rollout: armZero{}, Z: 2, Confirm: 32}
-	_, arm1 := deviations(s, b, n)
-	if arm1 < n*9/10 {
-		t.Errorf("with Confirm: arm 1 pulled in %d of %d decisions, want at least %d", arm1, n, n*9/10)
-	}
-	*b.pulls = 0
-	rng := env.NewRNG(1, 2)
-	s.Act(b, &rng)
-	if want := 16*9 + 2*32; *b.pulls != want {
-		t.Errorf("one decision pulled %d arms, want %d (16 worlds x 9 arms, then 32 fresh worlds x 2)", *b.pulls, want)
-	}
-}
-
 // estBandit is a bandit whose states estimate their returns before the
 // end (env.Estimator): arm 2 looks like a sure win until the game is
 // over.
