@@ -62,7 +62,8 @@ const DefaultSearchWorlds = 8
 // interface, for any game whose states are Resamplers. For a decision of
 // seat me with more than one legal action, it draws Worlds worlds from
 // rng (ResampleWorld(me)); in each world it plays every legal
-// action and lets Rollout play all seats to the end of the game, and it
+// action and lets Rollout play all seats to the end of the game (or to a
+// Horizon, then the state's estimate), and it
 // chooses the action with the highest mean return of me over the worlds:
 // the action Rollout itself would play unless another does strictly
 // better (then the lowest of the best), by a clear margin when Z > 0.
