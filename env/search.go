@@ -55,6 +55,10 @@ type Inferrer interface {
 	Infer(player int, model Bot) func(world State) int
 }
 
+// inferProbe is how many worlds Search's inference tries before it gives
+// up on a decision whose plays none of their candidates explains.
+const inferProbe = 8
+
 // DefaultSearchWorlds is Search's number of worlds when Worlds is 0.
 const DefaultSearchWorlds = 8
 
@@ -96,7 +100,10 @@ type Search struct {
 	// seats Rollout would have made all (else the one it would have made
 	// most of): when the real opponents play like Rollout, the worlds
 	// look like what they hold. Candidates cost a resample and a few
-	// Rollout decisions each, not playouts.
+	// Rollout decisions each, not playouts. When none of the first 8
+	// worlds has a candidate that explains the plays, the rest of the
+	// decision samples plainly (opponents unlike Rollout would make every
+	// world draw Infer candidates).
 	Infer int
 }
 
@@ -264,17 +271,30 @@ func (b *Search) run(s State, rng *RNG, legal []int, pref, worlds int, sum, sq [
 		return ret[me]
 	}
 	var explain func(State) int
+	unexplained := 0 // worlds no candidate explained
 	if inf, ok := s.(Inferrer); ok && b.Infer > 1 {
 		explain = inf.Infer(me, rollout)
 	}
 	for k := range worlds {
 		w := rs.ResampleWorld(me, rng)
 		if explain != nil {
-			for try, miss := 1, explain(w); try < b.Infer && miss > 0; try++ {
+			miss := explain(w)
+			for try := 1; try < b.Infer && miss > 0; try++ {
 				c := rs.ResampleWorld(me, rng)
 				if m := explain(c); m < miss {
 					w, miss = c, m
 				}
+			}
+			if miss > 0 {
+				unexplained++
+			}
+			if k == inferProbe-1 && unexplained == inferProbe {
+				// Not one candidate of the first worlds explains the
+				// plays: the others do not play like Rollout (a random
+				// opponent, a network), and inferring would cost Infer
+				// draws a world for nothing. The rest of the decision
+				// samples plainly.
+				explain = nil
 			}
 		}
 		seed := rng.Uint64()

@@ -145,11 +145,16 @@ func TestSearchFactoryRefusesAHorizonWithoutEstimates(t *testing.T) {
 
 // parityBandit's worlds explain the opponent's plays (env.Inferrer) when
 // even; arm 1 wins in even worlds and loses in odd ones.
-type parityBandit struct{ *bandit }
+// With unlike, no world explains them: the opponent plays unlike the
+// model.
+type parityBandit struct {
+	*bandit
+	unlike bool
+}
 
-func (p parityBandit) Clone() env.State { return parityBandit{p.bandit.Clone().(*bandit)} }
+func (p parityBandit) Clone() env.State { return parityBandit{p.bandit.Clone().(*bandit), p.unlike} }
 func (p parityBandit) ResampleWorld(pl int, rng *env.RNG) env.State {
-	return parityBandit{p.bandit.ResampleWorld(pl, rng).(*bandit)}
+	return parityBandit{p.bandit.ResampleWorld(pl, rng).(*bandit), p.unlike}
 }
 func (p parityBandit) WriteReturns(dst []float64) {
 	dst[0], dst[1] = 0, 0
@@ -159,6 +164,9 @@ func (p parityBandit) WriteReturns(dst []float64) {
 	dst[1] = -dst[0]
 }
 func (p parityBandit) Infer(int, env.Bot) func(env.State) int {
+	if p.unlike {
+		return func(env.State) int { *p.pulls += 1000; return 1 }
+	}
 	return func(w env.State) int { return int(w.(parityBandit).world % 2) }
 }
 
@@ -171,7 +179,7 @@ func TestSearchInferPrefersWorldsThatExplainThePlays(t *testing.T) {
 		for i := range n {
 			b := newBandit(2, 0)
 			rng := env.NewRNG(uint64(i), 5)
-			if (&env.Search{Worlds: 16, Rollout: armZero{}, Z: 2, Infer: infer}).Act(parityBandit{b}, &rng) == 1 {
+			if (&env.Search{Worlds: 16, Rollout: armZero{}, Z: 2, Infer: infer}).Act(parityBandit{b, false}, &rng) == 1 {
 				arm1++
 			}
 		}
@@ -179,5 +187,17 @@ func TestSearchInferPrefersWorldsThatExplainThePlays(t *testing.T) {
 	}
 	if plain, inferred := pulled(0), pulled(8); plain > n/10 || inferred < n*9/10 {
 		t.Errorf("arm 1 pulled in %d of %d decisions without Infer (want at most %d), %d with Infer 8 (want at least %d)", plain, n, n/10, inferred, n*9/10)
+	}
+}
+
+// Opponents unlike the model leave every candidate unexplained: the
+// search then stops inferring after 8 worlds' Infer candidates, not
+// Infer candidates for each of its worlds.
+func TestSearchInferGivesUpOnAnUnexplainedOpponent(t *testing.T) {
+	b := newBandit(2, 0)
+	rng := env.NewRNG(1, 5)
+	(&env.Search{Worlds: 16, Rollout: armZero{}, Z: 2, Infer: 8}).Act(parityBandit{b, true}, &rng)
+	if checks := *b.pulls / 1000; checks != 8*8 {
+		t.Errorf("%d candidates checked, want 64 (8 for each of the first 8 worlds, then none)", checks)
 	}
 }
