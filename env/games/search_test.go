@@ -69,12 +69,14 @@ func TestDuelSearchIsLegalAndDeterministic(t *testing.T) {
 	}
 }
 
-// On the duel, search beats random clearly in both roles (duplicate games;
-// 30 rounds at most, so that the playouts are short).
+// On the duel, search beats random clearly in both roles (duplicate
+// games, the default 100 rounds: with 30, on these seeds, the heuristic
+// itself draws 4 of its 6 games as David, and so does search, which
+// keeps the heuristic's choice unless another is clearly better).
 func TestDuelSearchBeatsRandom(t *testing.T) {
 	reg := games.Default()
 	typ, _ := reg.Lookup("duel")
-	g, _ := typ.New(map[string]any{"max_rounds": 30})
+	g, _ := typ.Default()
 	res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: []string{"search", "random"}, Games: 12, Seed: 2, Duplicate: true})
 	if err != nil {
 		t.Fatal(err)
