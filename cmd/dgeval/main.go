@@ -4,6 +4,11 @@
 //
 //	dgeval -players 4 -agents heuristic,random,random,random -games 10000
 //	dgeval -agents heuristic,random,heuristic,random -duplicate -json out.json
+//	dgeval -game duel -roundrobin -agents random,heuristic,search -games 1000
+//
+// With -roundrobin (two-player games) it plays every agent against every
+// other in duplicate matches and prints a markdown table of each agent's
+// score per game in each seat against each opponent.
 package main
 
 import (
@@ -46,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		quiet     = flag.Bool("quiet", false, "no progress line")
 		game      = flag.String("game", reg.Names()[0], "the game: "+strings.Join(reg.Names(), ", ")+"; -players and -deals, when given, set the game's parameters of those names if it has them, -agents name bots of the game")
 		gparams   = flag.String("game-params", "", "that game's parameters, comma-separated k=v (e.g. max_rounds=50)")
+		robin     = flag.Bool("roundrobin", false, "two-player games: play every pair of -agents (distinct names) in a duplicate match of -games games (half in each seating, the same deal seeds for every pair) and print a markdown table: the row agent's score per game in each seat against each opponent, with its 95% interval")
 		scoresIn  = flag.String("scores", "", "play nothing: summarise the games in this CSV (as -csv writes: game, deal_seed, then one \"i:agent\" column of totals per seat), e.g. games a Python client played")
 	)
 	if err := flag.Parse(args); err != nil {
@@ -64,16 +70,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	if !*quiet {
-		last := time.Now()
-		cfg.Progress = func(done, total int) {
-			if time.Since(last) > 200*time.Millisecond || done == total {
-				last = time.Now()
-				fmt.Fprintf(stderr, "\r%s %d/%d games", bar(done, total), done, total)
-				if done == total {
-					fmt.Fprintln(stderr)
-				}
-			}
+		cfg.Progress = progress(stderr)
+	}
+	if *robin {
+		if *scoresIn != "" || *jsonOut != "" || *csvOut != "" {
+			fmt.Fprintln(stderr, "dgeval: -roundrobin prints its table only (no -scores, -json or -csv)")
+			return 2
 		}
+		rr, err := roundRobin(reg, *game, set, *players, *deals, *gparams, cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, "dgeval:", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "round robin of %s: %d duplicate games a pair, seed %d, %.1fs\n\n", *game, rr.games, *seed, time.Since(start).Seconds())
+		rr.write(stdout)
+		return 0
 	}
 	var res *env.MatchResult
 	var err error
@@ -181,11 +192,21 @@ func given(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
-// play plays a match of a game of reg through the one arena,
-// env.PlayMatchOf: -players and -deals, when set, are the game's parameters
-// of those names (the card game's; a game without them ignores them, as
-// dgenv.evaluate passes -players for every game), -game-params any game's.
+// play plays a match of a game of reg (newGame) through the one arena,
+// env.PlayMatchOf.
 func play(reg *env.Registry, name string, set map[string]bool, players, deals int, params string, cfg env.MatchConfig) (*env.MatchResult, error) {
+	g, err := newGame(reg, name, set, players, deals, params)
+	if err != nil {
+		return nil, err
+	}
+	return env.PlayMatchOf(reg, g, cfg)
+}
+
+// newGame makes the game of reg the flags ask for: -players and -deals,
+// when set, are the game's parameters of those names (the card game's; a
+// game without them ignores them, as dgenv.evaluate passes -players for
+// every game), -game-params any game's.
+func newGame(reg *env.Registry, name string, set map[string]bool, players, deals int, params string) (env.Game, error) {
 	typ, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -208,11 +229,7 @@ func play(reg *env.Registry, name string, set map[string]bool, players, deals in
 			given[k] = n
 		}
 	}
-	g, err := typ.New(given)
-	if err != nil {
-		return nil, err
-	}
-	return env.PlayMatchOf(reg, g, cfg)
+	return typ.New(given)
 }
 
 // readCSV reads what writeCSV writes (games played anywhere): the agents
@@ -282,6 +299,20 @@ func writeCSV(path string, res *env.MatchResult) error {
 		return err
 	}
 	return f.Close()
+}
+
+// progress is a progress line on w.
+func progress(w io.Writer) func(done, total int) {
+	last := time.Now()
+	return func(done, total int) {
+		if time.Since(last) > 200*time.Millisecond || done == total {
+			last = time.Now()
+			fmt.Fprintf(w, "\r%s %d/%d games", bar(done, total), done, total)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+		}
+	}
 }
 
 func bar(done, total int) string {

@@ -14,15 +14,25 @@ import (
 // (determinized MCTS, PIMC) sample worlds with it. The result records the
 // resample, so it serializes and replays like any state.
 func (s *State) ResampleFromInfostate(player int, rng env.Source) *State {
-	out := s.Clone()
 	if s.t.over || player < 0 || player >= NumPlayers {
-		return out
+		return s.Clone()
 	}
+	// A copy like Clone's, its slices sized for a world (a search draws
+	// many, plays few actions in most and drops some): not the room of a
+	// whole game that Clone keeps.
+	out := new(State)
+	*out = *s
+	out.hist = append(make([]uint8, 0, len(s.hist)+worldRoom), s.hist...)
+	out.resamples = append(make([]Resample, 0, len(s.resamples)+1), s.resamples...)
 	r := Resample{At: len(out.hist), Player: player, A: rng.Uint64(), B: rng.Uint64()}
 	out.resample(r)
 	out.resamples = append(out.resamples, r)
 	return out
 }
+
+// worldRoom is the history a sampled world has room for before it grows
+// (a search's playout with a horizon plays about this many actions).
+const worldRoom = 32
 
 // resample deals player's unseen cards anew from NewRNG(r.A, r.B), which
 // then becomes the state's RNG.

@@ -87,9 +87,31 @@ func (s *SpielState) Reset(seed uint64)                   { s.S.Reset(seed) }
 // no single seed that replays it.
 func (s *SpielState) Seed() (uint64, bool) { return s.S.Seed(), len(s.S.resamples) == 0 }
 
-// ResampleFromInfostate implements env.Resampler (the generic search):
-// the duel's own ResampleFromInfostate, as a state of this game.
-func (s *SpielState) ResampleFromInfostate(player int, rng *env.RNG) env.State {
+// The generic search's interfaces, checked at compile time (a rename on
+// either side breaks the build, not the search at run time).
+var (
+	_ env.Resampler = (*SpielState)(nil)
+	_ env.Copier    = (*SpielState)(nil)
+	_ env.Estimator = (*SpielState)(nil)
+	_ env.Inferrer  = (*SpielState)(nil)
+)
+
+// EstimateReturns implements env.Estimator (the search's playouts with a
+// horizon): a game not over is worth, to each seat, the wounds it has
+// dealt less those it has taken, over the wounds that kill (between -1
+// and 1, as the returns are; a win is the three wounds that end it).
+func (s *SpielState) EstimateReturns(dst []float64) {
+	if s.S.IsTerminal() {
+		s.S.WriteReturns(dst)
+		return
+	}
+	d := float64(int(s.S.t.wounds[1])-int(s.S.t.wounds[0])) / MaxWounds
+	dst[0], dst[1] = d, -d
+}
+
+// ResampleWorld implements env.Resampler (the generic search): the
+// duel's own ResampleFromInfostate, as a state of this game.
+func (s *SpielState) ResampleWorld(player int, rng *env.RNG) env.State {
 	return &SpielState{S: s.S.ResampleFromInfostate(player, rng), g: s.g}
 }
 

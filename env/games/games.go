@@ -29,9 +29,11 @@ var registrars = []func(*env.Registry) error{
 }
 
 // DuelSearch is the duel's search bot before its playout bot is set: its
-// budget (worlds a decision) and margin (docs/duel.md, "Bots and their
-// strength").
-func DuelSearch() env.Search { return env.Search{Worlds: 32, Z: 2} }
+// budget (worlds a decision), margin, playout horizon (15 actions, about 5
+// rounds, then the wounds' estimate) and inference (up to 16 candidates a
+// world, for one in which the heuristic explains the opponent's plays
+// since its last draw): docs/duel.md, "Bots and their strength".
+func DuelSearch() env.Search { return env.Search{Worlds: 128, Z: 2, Horizon: 15, Infer: 16} }
 
 // withSearch adds to a game's bots the generic search (env.Search) as
 // "search", cfg with its playouts played by the bot named rollout.
@@ -43,7 +45,7 @@ func withSearch(bots map[string]env.BotFactory, cfg env.Search, rollout string) 
 // Default returns a new registry of the shipped games: the card game (the
 // default) with package card's bots (random, heuristic, search) and the
 // duel with its own (random, heuristic) and the generic search (env.Search,
-// heuristic playouts), then the test games in a testgame
+// heuristic playouts, DuelSearch's budget), then the test games in a testgame
 // build. Trained policies are added by whoever loads them
 // (policy.Register).
 func Default() *env.Registry {
