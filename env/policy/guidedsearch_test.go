@@ -57,9 +57,9 @@ func duelDecisions(t *testing.T, reg *env.Registry, g env.Game, n int) []env.Sta
 
 // A duel policy gets "search:policy:<name>": the duel's search with the
 // policy's action as the one kept. With one world, where no gain clears the
-// margin, it plays
-// exactly the policy's action, where the plain search plays the
-// heuristic's (positions where the two differ are among those checked).
+// margin, it plays exactly the policy's action, where the plain search
+// plays the heuristic's (positions where the two differ are among those
+// checked).
 func TestDuelGuidedSearchKeepsThePolicysAction(t *testing.T) {
 	reg, g, pol := duelGuided(t)
 	b, err := reg.NewBot(g, "search:policy:duel")

@@ -103,7 +103,7 @@ class TrainConfig:
     activation: str = "relu"
     features: bool = False  # add CardFeatures to the first layer's input (folded away in the export)
     init: Optional[str] = None  # checkpoint to start from, or a policy file (.onnx: its actor, a new value head)
-    value_warmup: int = 0  # first updates that fit only the value head, the actor held fixed (for an .onnx --init)
+    value_warmup: int = 0  # with an .onnx --init (no value head): first updates fit only the value head, the actor held
     # self-play
     pool_size: int = 8
     snapshot_every: int = 10  # updates between snapshots
@@ -780,7 +780,7 @@ class _Run:
         tu = time.monotonic()
         stop = False
         # value warm-up: the actor held fixed while a new value head learns the returns
-        warm = self.update_n < cfg.value_warmup
+        warm = self.update_n < cfg.value_warmup and str(cfg.init or "").endswith(".onnx")
         for _ in range(cfg.epochs):
             perm = torch.randperm(n, generator=gen)
             for s in range(0, n - mb + 1, mb):
