@@ -12,7 +12,7 @@ import (
 
 // duelGuided loads the committed duel policy and returns the duel, the
 // registry it is registered in and its policy bot.
-func duelGuided(t *testing.T) (*env.Registry, env.Game, policy.Bot) {
+func duelGuided(t testing.TB) (*env.Registry, env.Game, policy.Bot) {
 	t.Helper()
 	reg := games.Default()
 	ps, err := policy.LoadFS(reg, os.DirFS("../../policies"), nil)
@@ -35,7 +35,7 @@ func duelGuided(t *testing.T) (*env.Registry, env.Game, policy.Bot) {
 
 // duelDecisions are n positions of heuristic mirror duels where the seat
 // to act has a choice.
-func duelDecisions(t *testing.T, reg *env.Registry, g env.Game, n int) []env.State {
+func duelDecisions(t testing.TB, reg *env.Registry, g env.Game, n int) []env.State {
 	t.Helper()
 	h, err := reg.NewBot(g, "heuristic")
 	if err != nil {
@@ -117,5 +117,26 @@ func TestDuelGuidedSearchIsLegalAndDeterministic(t *testing.T) {
 		if after := s.Serialize(); after != before {
 			t.Fatalf("position %d: Act changed the state", i)
 		}
+	}
+}
+
+// BenchmarkDuelGuidedSearch is the cost per decision of the duel's search
+// and of the search the committed duel policy guides, on the same positions
+// of heuristic mirror games where the seat to act has a choice (one core).
+func BenchmarkDuelGuidedSearch(b *testing.B) {
+	for _, name := range []string{"search", "search:policy:duel"} {
+		b.Run(name, func(b *testing.B) {
+			reg, g, _ := duelGuided(b)
+			bot, err := reg.NewBot(g, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			states := duelDecisions(b, reg, g, 200)
+			rng := env.NewRNG(1, 1)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				bot.Act(states[i%len(states)], &rng)
+			}
+		})
 	}
 }
