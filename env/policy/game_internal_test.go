@@ -76,8 +76,9 @@ func descending(n int) []float32 {
 
 // TestPolicyOfAnotherGame: a policy file may play any registered game (the
 // duel here): its metadata names the game, the layout and action count are
-// the duel's, Register makes it a duel bot (and not a card-game one), and
-// it plays whole duels legally, greedily choosing its best legal action.
+// the duel's, Register makes it a duel bot and the guide of a duel search
+// (and not a card-game one), and it plays whole duels legally, greedily
+// choosing its best legal action.
 func TestPolicyOfAnotherGame(t *testing.T) {
 	reg := games.Default()
 	duel := newGame(t, reg, "duel", nil)
@@ -97,8 +98,13 @@ func TestPolicyOfAnotherGame(t *testing.T) {
 	if _, err := reg.NewBot(cardGame, "policy:d"); err == nil {
 		t.Fatal("the duel policy became a card-game bot")
 	}
-	if _, err := reg.NewBot(duel, "search:policy:d"); err == nil {
-		t.Fatal("a duel policy got a guided search (the search is the card game's)")
+	if _, err := reg.NewBot(cardGame, "search:policy:d"); err == nil {
+		t.Fatal("the duel policy guides the card game's search")
+	}
+	if b, err := reg.NewBot(duel, "search:policy:d"); err != nil {
+		t.Fatalf("the duel policy guides no duel search: %v", err)
+	} else if _, ok := b.(*GuidedSearch); !ok {
+		t.Fatalf("search:policy:d is a %T, want the duel's search it guides (*GuidedSearch)", b)
 	}
 	// The round limit leaves the layout alone: the policy plays it too.
 	short := newGame(t, reg, "duel", map[string]any{"max_rounds": 20})

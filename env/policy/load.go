@@ -83,8 +83,9 @@ func LoadFS(reg *env.Registry, fsys fs.FS, pins map[string]string) (map[string]*
 }
 
 // Register adds the bots of ps to reg, each under its policy's game:
-// "policy:<name>" (greedy) for every policy, and for card-game policies
-// also the search it guides, "search:policy:<name>". Whoever serves the
+// "policy:<name>" (greedy) for every policy, and the search it guides,
+// "search:policy:<name>", for card-game policies (Guided) and for policies
+// of a game whose "search" is the generic env.Search (GuidedSearch). Whoever serves the
 // policies (the server, libdgenv, dgeval) calls it with the registry the
 // policies were loaded with.
 func Register(reg *env.Registry, ps map[string]*Policy) error {
@@ -105,6 +106,11 @@ func Register(reg *env.Registry, ps map[string]*Policy) error {
 			return err
 		}
 		if game != card.GameName {
+			if f, ok := guidedSearchFactory(reg, game, p); ok {
+				if err := reg.RegisterBot(game, "search:policy:"+name, f); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err := reg.RegisterBot(game, "search:policy:"+name, func(g env.Game) (env.Bot, error) {

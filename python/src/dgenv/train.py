@@ -56,6 +56,7 @@ from .policy import PolicyMeta
 from .server import serve
 from .spec import DEFAULT_GAME
 from .stats import summarize
+from .warmstart import net_from_onnx
 
 __all__ = ["TrainConfig", "PRESETS", "train", "evaluate_policy", "evaluate_onnx", "mean_ci", "main"]
 
@@ -101,7 +102,8 @@ class TrainConfig:
     hidden: tuple[int, ...] = (256, 256)
     activation: str = "relu"
     features: bool = False  # add CardFeatures to the first layer's input (folded away in the export)
-    init: Optional[str] = None  # checkpoint to start from
+    init: Optional[str] = None  # checkpoint to start from, or a policy file (.onnx: its actor, a new value head)
+    value_warmup: int = 0  # with an .onnx --init (no value head): first updates fit only the value head, the actor held
     # self-play
     pool_size: int = 8
     snapshot_every: int = 10  # updates between snapshots
@@ -335,6 +337,37 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_every_s=150.0,
         eval_games=400,
         eval_opponents=("random", "heuristic"),
+        final_eval_games=2000,
+    ),
+    # The duel, step 3: PPO from the committed policies/duel.onnx against the
+    # duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
+    # quarter of the envs and the heuristic for the rest, in both roles. The
+    # file has no value head: the first updates fit a new one, the actor held.
+    "duel-vs-search": dict(
+        name="duel-vs-search",
+        game="duel",
+        init="policies/duel.onnx",
+        value_warmup=6,
+        learner_seats="0,1",
+        opponent="search,heuristic,heuristic,heuristic",  # 64 envs (32 a role) against search
+        num_envs=256,
+        rollout_steps=32,
+        minutes=50.0,
+        features=False,
+        shaping=True,
+        reward="zero_sum",
+        reward_scale=1.0,
+        gamma=0.995,
+        gae_lambda=0.95,
+        lr=2e-4,
+        lr_final=0.2,
+        epochs=3,
+        minibatches=4,
+        ent_coef=0.003,
+        target_kl=0.02,
+        eval_every_s=300.0,
+        eval_games=400,
+        eval_opponents=("heuristic",),
         final_eval_games=2000,
     ),
     # Seconds-long smoke run (tests, CI).
@@ -677,6 +710,13 @@ class _Run:
     def _network(self, env: Any) -> PolicyNet:
         """The network to train: ``--init``'s checkpoint, or a new one sized from the session's spec."""
         cfg = self.cfg
+        if cfg.init and str(cfg.init).endswith(".onnx"):
+            net, m0 = net_from_onnx(cfg.init)
+            if m0.obs_size != env.obs_size or m0.num_actions != env.num_actions:
+                raise ValueError(f"--init {cfg.init}: obs size {m0.obs_size} and {m0.num_actions} actions, "
+                                 f"the session has {env.obs_size} and {env.num_actions}")
+            net.train()
+            return net
         if cfg.init:
             net, m0, _ = load_checkpoint(cfg.init)
             if m0.obs_size != env.obs_size:
@@ -739,6 +779,8 @@ class _Run:
         stats: dict[str, list[float]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
         tu = time.monotonic()
         stop = False
+        # value warm-up: the actor held fixed while a new value head learns the returns
+        warm = self.update_n < cfg.value_warmup and str(cfg.init or "").endswith(".onnx")
         for _ in range(cfg.epochs):
             perm = torch.randperm(n, generator=gen)
             for s in range(0, n - mb + 1, mb):
@@ -754,8 +796,15 @@ class _Run:
                 pg = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip, 1 + cfg.clip)).mean()
                 vl = 0.5 * (v - ret_t[i]).square().mean()
                 loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent
+                if warm:
+                    loss = cfg.vf_coef * vl
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
+                if warm:  # only the value head moves (Adam skips a parameter without a gradient)
+                    head = {id(p) for p in net.v.parameters()}
+                    for p in net.parameters():
+                        if id(p) not in head:
+                            p.grad = None
                 nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
                 opt.step()
                 with torch.no_grad():
