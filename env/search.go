@@ -69,7 +69,7 @@ const DefaultSearchWorlds = 8
 // action and lets Rollout play all seats to the end of the game (or to a
 // Horizon, then the state's estimate), and it
 // chooses the action with the highest mean return of me over the worlds:
-// the action Rollout itself would play unless another does strictly
+// the action Rollout itself (or Keep) would play unless another does strictly
 // better (then the lowest of the best), by a clear margin when Z > 0.
 // Every action is played in the same worlds with the same playout
 // randomness (common random numbers), so their comparison is not blurred
@@ -105,6 +105,11 @@ type Search struct {
 	// decision samples plainly (opponents unlike Rollout would make every
 	// world draw Infer candidates).
 	Infer int
+	// Keep, when set, chooses the action kept unless another is better
+	// (Rollout's own choice when nil): a policy guiding the search
+	// (env/policy's search:policy:<name>) while Rollout plays the
+	// playouts. It is asked once a decision, on the decision's state.
+	Keep Bot
 }
 
 // SearchFactory makes, for a game whose states are Resamplers, a copy of
@@ -157,7 +162,11 @@ func (b *Search) Act(s State, rng *RNG) int {
 	} else {
 		sum, sq = make([]float64, len(legal)), make([]float64, len(legal))
 	}
-	pref := slices.Index(legal, b.rollout().Act(s, rng))
+	keep := b.Keep
+	if keep == nil {
+		keep = b.rollout()
+	}
+	pref := slices.Index(legal, keep.Act(s, rng))
 	worlds := b.Worlds
 	if worlds <= 0 {
 		worlds = DefaultSearchWorlds

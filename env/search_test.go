@@ -201,3 +201,39 @@ func TestSearchInferGivesUpOnAnUnexplainedOpponent(t *testing.T) {
 		t.Errorf("%d candidates checked, want 64 (8 for each of the first 8 worlds, then none)", checks)
 	}
 }
+
+// countingArm pulls its arm and counts the states it was asked about.
+type countingArm struct {
+	arm   int
+	asked int
+}
+
+func (c *countingArm) Act(env.State, *env.RNG) int { c.asked++; return c.arm }
+
+// Keep chooses the action kept under the margin (Rollout's when nil),
+// asked once a decision; the playouts stay Rollout's.
+func TestSearchKeepChoosesTheKeptAction(t *testing.T) {
+	for _, c := range []struct {
+		keep *countingArm
+		want int
+	}{{nil, 0}, {&countingArm{arm: 2}, 2}, {&countingArm{arm: 1}, 1}} {
+		b := newBandit(3, 0)
+		b.tail = 2
+		roll := &countingArm{arm: 0}
+		s := &env.Search{Worlds: 8, Rollout: roll, Z: 100}
+		if c.keep != nil {
+			s.Keep = c.keep
+		}
+		rng := env.NewRNG(5, 5)
+		if a := s.Act(b, &rng); a != c.want {
+			t.Errorf("Keep %v: pulled %d, want %d", c.keep, a, c.want)
+		}
+		if c.keep != nil && c.keep.asked != 1 {
+			t.Errorf("Keep asked %d times, want once a decision", c.keep.asked)
+		}
+		// the playouts' forced actions are Rollout's: 8 worlds x 3 arms x 2
+		if want := 8 * 3 * 2; roll.asked < want {
+			t.Errorf("Rollout asked %d times, want at least %d (the playouts)", roll.asked, want)
+		}
+	}
+}

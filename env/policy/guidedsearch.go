@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"reflect"
 
 	"github.com/davidgoliath/dgenv/env"
 )
@@ -16,41 +15,18 @@ import (
 // (the duel: the heuristic, thousands of times cheaper a move than the
 // network), so it costs what the search costs, plus one forward pass.
 //
-// The policy's choice reaches env.Search through its Rollout: rootFirst
-// answers the policy's action for the decision's own state and the playout
-// bot's for every other (the playouts run in clones and resampled worlds,
-// never in the state Act was given). A hook in env.Search naming the kept
-// action's bot would say this directly.
+// The policy's choice is env.Search's Keep.
 type GuidedSearch struct {
 	Search env.Search // the game's search: its Rollout plays the playouts
 	Policy Bot        // chooses the action kept unless another is clearly better
-}
-
-// rootFirst is the Rollout of one guided decision.
-type rootFirst struct {
-	root   env.State
-	policy Bot
-	then   env.Bot
-}
-
-// Act implements env.Bot.
-func (r *rootFirst) Act(s env.State, rng *env.RNG) int {
-	if s == r.root {
-		return r.policy.Act(s, rng)
-	}
-	return r.then.Act(s, rng)
 }
 
 // Act implements env.Bot: the search's decision with the policy's action as
 // the one kept. Like env.Search it is deterministic given rng and safe for
 // concurrent use.
 func (g *GuidedSearch) Act(s env.State, rng *env.RNG) int {
-	then := g.Search.Rollout
-	if then == nil {
-		then = env.RandomBot{}
-	}
 	sr := g.Search
-	sr.Rollout = &rootFirst{root: s, policy: g.Policy, then: then}
+	sr.Keep = &g.Policy
 	return sr.Act(s, rng)
 }
 
@@ -73,10 +49,6 @@ func guidedSearchFactory(reg *env.Registry, game string, p *Policy) (env.BotFact
 	}
 	g, err := typ.Default()
 	if err != nil {
-		return nil, false
-	}
-	// rootFirst tells the decision's state by identity: pointer states only
-	if reflect.TypeOf(g.NewInitialState(0)).Kind() != reflect.Pointer {
 		return nil, false
 	}
 	if b, err := reg.NewBot(g, "search"); err != nil {
