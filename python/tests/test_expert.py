@@ -165,5 +165,12 @@ def test_expert_run_continued_from_another_runs_iteration(tmp_path):
         with pytest.raises(ValueError, match="want RUN:K"):
             run_expert(tiny(tmp_path / "f", exit_from=bad))
     assert not (tmp_path / "e").exists() and not (tmp_path / "f").exists()
+    # a continuation of a continuation: c's iteration 2 from c (its labels of iteration 0 are a's),
+    # which is a's own iteration 2 once a goes on
+    g = tmp_path / "g"
+    assert [r["iteration"] for r in run_expert(tiny(g, exit_from=f"{c}:2", exit_iterations=3))["curve"]] == [2]
+    assert results(Path(run_expert(tiny(a, exit_iterations=3))["out"]))[2] == results(g)[0]
+    for k, v in weights(a, 2).items():
+        assert torch.equal(v, weights(g, 2)[k])
     c2 = config_from_args(["--preset", "expert", "--exit-from", "/r/expert-p4:20", "--epochs", "6"])
     assert c2.exit_from == "/r/expert-p4:20" and c2.epochs == 6

@@ -40,7 +40,8 @@ whose labels are read where they are (never written) so the window is full
 from the start, and whose network of iteration ``K-1`` plays the first
 labelled games and is warm-started from; the new run does ``K`` onwards, its
 iterations numbered as ``RUN``'s. With ``RUN``'s configuration otherwise, its
-iteration ``K`` is ``RUN``'s own, bit for bit (tested).
+iteration ``K`` is ``RUN``'s own, bit for bit (tested). ``RUN`` may itself be a
+continuation: the labels are found where they were written.
 """
 
 from __future__ import annotations
@@ -110,34 +111,50 @@ def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: floa
     return out
 
 
-def parse_from(spec: str) -> tuple[Optional[Path], int]:
-    """``--exit-from``'s ``"RUN:K"`` as ``(RUN, K)``; ``(None, 0)`` for ``""``. RUN must hold K-1's network
-    and the labels of iterations ``0 .. K-1`` (a clear error otherwise)."""
+def _split_from(spec: str) -> tuple[Optional[Path], int]:
     if not spec:
         return None, 0
     run, _, k = spec.rpartition(":")
     if not run or not k.isdigit() or int(k) < 1:
         raise ValueError(f"--exit-from {spec!r}: want RUN:K, K >= 1 (continue RUN from its iteration K)")
-    base, it = Path(run), int(k)
-    need = [base / f"iter-{it - 1:03d}" / "final.pt", base / "policies" / f"exit-{it - 1}.onnx"]
-    need += [base / "data" / f"iter-{j:03d}" / "meta.json" for j in range(it)]
+    return Path(run), int(k)
+
+
+def _holder(out: Path, spec: str, j: int) -> Path:
+    """The run directory that holds iteration ``j`` of the run in ``out`` continued ``--exit-from spec``:
+    ``out`` itself, or the run it continues (which may itself continue another: its ``config.json``)."""
+    base, k = _split_from(spec)
+    if base is None or j >= k:
+        return out
+    cpath = base / "config.json"
+    return _holder(base, json.loads(cpath.read_text()).get("exit_from", "") if cpath.exists() else "", j)
+
+
+def parse_from(spec: str) -> tuple[Optional[Path], int]:
+    """``--exit-from``'s ``"RUN:K"`` as ``(RUN, K)``; ``(None, 0)`` for ``""``. RUN (or the runs it
+    continues) must hold K-1's network and the labels of iterations ``0 .. K-1`` (a clear error otherwise)."""
+    base, it = _split_from(spec)
+    if base is None:
+        return None, 0
+    cpath = base / "config.json"
+    up = json.loads(cpath.read_text()).get("exit_from", "") if cpath.exists() else ""
+    need = [_holder(base, up, it - 1) / f"iter-{it - 1:03d}" / "final.pt", base / "policies" / f"exit-{it - 1}.onnx"]
+    need += [_holder(base, up, j) / "data" / f"iter-{j:03d}" / "meta.json" for j in range(it)]
     missing = [str(p) for p in need if not p.exists()]
     if missing:
-        raise ValueError(f"--exit-from {spec!r}: {run} has not finished iteration {it - 1} "
+        raise ValueError(f"--exit-from {spec!r}: {base} has not finished iteration {it - 1} "
                          f"(no {missing[0]}{f' and {len(missing) - 1} more' if len(missing) > 1 else ''})")
     return base, it
 
 
 def _data_dir(cfg: Any, out: Path, j: int) -> Path:
-    """Where iteration ``j``'s labels are: ``--exit-from``'s run for its iterations, else ``out``."""
-    base, k = parse_from(cfg.exit_from)
-    return (base if base is not None and j < k else out) / "data" / f"iter-{j:03d}"
+    """Where iteration ``j``'s labels are: in ``out``, or in the run (or runs) it continues."""
+    return _holder(out, cfg.exit_from, j) / "data" / f"iter-{j:03d}"
 
 
 def _final_path(cfg: Any, out: Path, j: int) -> Path:
-    """Iteration ``j``'s trained network (``final.pt``), in ``--exit-from``'s run for its iterations."""
-    base, k = parse_from(cfg.exit_from)
-    return (base if base is not None and j < k else out) / f"iter-{j:03d}" / "final.pt"
+    """Iteration ``j``'s trained network (``final.pt``): in ``out``, or in the run (or runs) it continues."""
+    return _holder(out, cfg.exit_from, j) / f"iter-{j:03d}" / "final.pt"
 
 
 def _seed(*parts: int) -> int:
