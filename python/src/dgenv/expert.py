@@ -138,7 +138,8 @@ def parse_from(spec: str) -> tuple[Optional[Path], int]:
         return None, 0
     cpath = base / "config.json"
     up = json.loads(cpath.read_text()).get("exit_from", "") if cpath.exists() else ""
-    need = [_holder(base, up, it - 1) / f"iter-{it - 1:03d}" / "final.pt", base / "policies" / f"exit-{it - 1}.onnx"]
+    last = _holder(base, up, it - 1)
+    need = [last / f"iter-{it - 1:03d}" / "final.pt", last / "policies" / f"exit-{it - 1}.onnx"]
     need += [_holder(base, up, j) / "data" / f"iter-{j:03d}" / "meta.json" for j in range(it)]
     missing = [str(p) for p in need if not p.exists()]
     if missing:
@@ -222,7 +223,8 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     if base is not None:  # the network that plays iteration K's games: the other run's exit-<K-1>
         prev = f"exit-{first - 1}"
         if not (pol_dir / f"{prev}.onnx").exists():
-            shutil.copyfile(base / "policies" / f"{prev}.onnx", pol_dir / "from.onnx.tmp")
+            src = _holder(out, cfg.exit_from, first - 1) / "policies" / f"{prev}.onnx"
+            shutil.copyfile(src, pol_dir / "from.onnx.tmp")
             os.replace(pol_dir / "from.onnx.tmp", pol_dir / f"{prev}.onnx")
     dgteach = find_dgteach()
     rows: list[dict[str, Any]] = []
