@@ -172,7 +172,9 @@ def test_expert_run_continued_from_another_runs_iteration(tmp_path):
     assert results(Path(run_expert(tiny(a, exit_iterations=3))["out"]))[2] == results(g)[0]
     for k, v in weights(a, 2).items():
         assert torch.equal(v, weights(g, 2)[k])
-    # and from an iteration of the run it continues (c's iteration 0 is a's): a's iteration 1 again
-    assert results(Path(run_expert(tiny(tmp_path / "h", exit_from=f"{c}:1"))["out"])) == rows[1:]
+    # and from an earlier iteration than a continuation began with (g's iteration 0 is a's, its network
+    # not among g's policies): a's iteration 1 again
+    assert not (g / "policies" / "exit-0.onnx").exists()
+    assert results(Path(run_expert(tiny(tmp_path / "h", exit_from=f"{g}:1"))["out"])) == rows[1:]
     c2 = config_from_args(["--preset", "expert", "--exit-from", "/r/expert-p4:20", "--epochs", "6"])
     assert c2.exit_from == "/r/expert-p4:20" and c2.epochs == 6
