@@ -135,3 +135,46 @@ def test_expert_preset_flags():
     c = config_from_args(["--preset", "expert", "--exit-eval", "search,search,search:200", "--q-mse", "0.1"])
     assert c.algo == "expert" and c.exit_eval == "search,search,search:200" and c.q_mse == 0.1
     assert replace(c, exit_iterations=5).hidden == (512, 256, 256)
+
+
+def test_expert_run_continued_from_another_runs_iteration(tmp_path):
+    a = tmp_path / "a"
+    rows = results(Path(run_expert(tiny(a))["out"]))
+    before = {p: p.stat().st_mtime_ns for p in a.rglob("*")}
+    # continued from a's iteration 1 in another --out with a's settings: a's own iteration 1, bit for bit,
+    # its labels read from a (iteration 0's, in the window) and nothing of a written
+    c = tmp_path / "c"
+    s = run_expert(tiny(c, exit_from=f"{a}:1"))
+    assert s["iterations"] == 1 and Path(s["policy"]) == c / "policies" / "exit-1.onnx"
+    assert results(c) == rows[1:]
+    for k, v in weights(a, 1).items():
+        assert torch.equal(v, weights(c, 1)[k]), f"weight {k} differs from the run continued"
+    assert not (c / "data" / "iter-000").exists() and not (c / "iter-000").exists()
+    assert {p: p.stat().st_mtime_ns for p in a.rglob("*")} == before
+    assert json.loads((c / "data" / "iter-001" / "meta.json").read_text())["table"][0] == "policy:exit-0"
+    # with more epochs: its own fit from a's network, one more iteration on its own labels
+    d = tmp_path / "d"
+    s = run_expert(tiny(d, exit_from=f"{a}:1", epochs=3, exit_iterations=3))
+    assert [r["iteration"] for r in s["curve"]] == [1, 2]
+    assert s["curve"][0]["records"] == rows[1]["records"] and s["curve"][0]["batches"] == 3 * rows[1]["batches"] // 2
+    assert any(not torch.equal(v, weights(d, 1)[k]) for k, v in weights(a, 1).items())
+    # a run that has not got that far, or a spec that is not RUN:K, is refused with what is missing
+    with pytest.raises(ValueError, match="has not finished iteration 2"):
+        run_expert(tiny(tmp_path / "e", exit_from=f"{a}:3"))
+    for bad in (str(a), f"{a}:0", f"{a}:x"):
+        with pytest.raises(ValueError, match="want RUN:K"):
+            run_expert(tiny(tmp_path / "f", exit_from=bad))
+    assert not (tmp_path / "e").exists() and not (tmp_path / "f").exists()
+    # a continuation of a continuation: c's iteration 2 from c (its labels of iteration 0 are a's),
+    # which is a's own iteration 2 once a goes on
+    g = tmp_path / "g"
+    assert [r["iteration"] for r in run_expert(tiny(g, exit_from=f"{c}:2", exit_iterations=3))["curve"]] == [2]
+    assert results(Path(run_expert(tiny(a, exit_iterations=3))["out"]))[2] == results(g)[0]
+    for k, v in weights(a, 2).items():
+        assert torch.equal(v, weights(g, 2)[k])
+    # and from an earlier iteration than a continuation began with (g's iteration 0 is a's, its network
+    # not among g's policies): a's iteration 1 again
+    assert not (g / "policies" / "exit-0.onnx").exists()
+    assert results(Path(run_expert(tiny(tmp_path / "h", exit_from=f"{g}:1"))["out"])) == rows[1:]
+    c2 = config_from_args(["--preset", "expert", "--exit-from", "/r/expert-p4:20", "--epochs", "6"])
+    assert c2.exit_from == "/r/expert-p4:20" and c2.epochs == 6

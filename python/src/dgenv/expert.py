@@ -33,6 +33,15 @@ run that was not interrupted, bit for bit (tested); an iteration's
 evaluation is ``iter-<i>/eval.json``. ``config.json`` pins the configuration:
 a rerun with other settings (other than the budget and the cosmetic ones)
 is refused rather than mixed.
+
+``--exit-from RUN:K`` continues another run from its iteration ``K`` in a new
+``--out`` (with, say, more epochs): iterations ``0 .. K-1`` are ``RUN``'s,
+whose labels are read where they are (never written) so the window is full
+from the start, and whose network of iteration ``K-1`` plays the first
+labelled games and is warm-started from; the new run does ``K`` onwards, its
+iterations numbered as ``RUN``'s. With ``RUN``'s configuration otherwise, its
+iteration ``K`` is ``RUN``'s own, bit for bit (tested). ``RUN`` may itself be a
+continuation: the labels are found where they were written.
 """
 
 from __future__ import annotations
@@ -58,7 +67,8 @@ from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkp
 from .policy import PolicyMeta, onnx_forward
 from .server import find_repo
 
-__all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "RESUME_FREE"]
+__all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "parse_from",
+           "RESUME_FREE"]
 
 # Config fields a rerun may change without invalidating what was done: the
 # budget, the output's cosmetics and the machine's share.
@@ -101,6 +111,53 @@ def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: floa
     return out
 
 
+def _split_from(spec: str) -> tuple[Optional[Path], int]:
+    if not spec:
+        return None, 0
+    run, _, k = spec.rpartition(":")
+    if not run or not k.isdigit() or int(k) < 1:
+        raise ValueError(f"--exit-from {spec!r}: want RUN:K, K >= 1 (continue RUN from its iteration K)")
+    return Path(run), int(k)
+
+
+def _holder(out: Path, spec: str, j: int) -> Path:
+    """The run directory that holds iteration ``j`` of the run in ``out`` continued ``--exit-from spec``:
+    ``out`` itself, or the run it continues (which may itself continue another: its ``config.json``)."""
+    base, k = _split_from(spec)
+    if base is None or j >= k:
+        return out
+    cpath = base / "config.json"
+    return _holder(base, json.loads(cpath.read_text()).get("exit_from", "") if cpath.exists() else "", j)
+
+
+def parse_from(spec: str) -> tuple[Optional[Path], int]:
+    """``--exit-from``'s ``"RUN:K"`` as ``(RUN, K)``; ``(None, 0)`` for ``""``. RUN (or the runs it
+    continues) must hold K-1's network and the labels of iterations ``0 .. K-1`` (a clear error otherwise)."""
+    base, it = _split_from(spec)
+    if base is None:
+        return None, 0
+    cpath = base / "config.json"
+    up = json.loads(cpath.read_text()).get("exit_from", "") if cpath.exists() else ""
+    last = _holder(base, up, it - 1)
+    need = [last / f"iter-{it - 1:03d}" / "final.pt", last / "policies" / f"exit-{it - 1}.onnx"]
+    need += [_holder(base, up, j) / "data" / f"iter-{j:03d}" / "meta.json" for j in range(it)]
+    missing = [str(p) for p in need if not p.exists()]
+    if missing:
+        raise ValueError(f"--exit-from {spec!r}: {base} has not finished iteration {it - 1} "
+                         f"(no {missing[0]}{f' and {len(missing) - 1} more' if len(missing) > 1 else ''})")
+    return base, it
+
+
+def _data_dir(cfg: Any, out: Path, j: int) -> Path:
+    """Where iteration ``j``'s labels are: in ``out``, or in the run (or runs) it continues."""
+    return _holder(out, cfg.exit_from, j) / "data" / f"iter-{j:03d}"
+
+
+def _final_path(cfg: Any, out: Path, j: int) -> Path:
+    """Iteration ``j``'s trained network (``final.pt``): in ``out``, or in the run (or runs) it continues."""
+    return _holder(out, cfg.exit_from, j) / f"iter-{j:03d}" / "final.pt"
+
+
 def _seed(*parts: int) -> int:
     h = 1469598103934665603
     for p in parts:
@@ -131,6 +188,7 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     (``"generate"``), each training batch (``"train"``, n = batches done in the
     iteration) and each evaluation (``"eval"``); tests raise from it to stop the
     run as a kill would."""
+    base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
     out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     pinned = _pinned(cfg)
@@ -162,10 +220,16 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
             shutil.copyfile(start, pol_dir / "start.onnx.tmp")
             os.replace(pol_dir / "start.onnx.tmp", pol_dir / "start.onnx")
         prev = "start"
+    if base is not None:  # the network that plays iteration K's games: the other run's exit-<K-1>
+        prev = f"exit-{first - 1}"
+        if not (pol_dir / f"{prev}.onnx").exists():
+            src = _holder(out, cfg.exit_from, first - 1) / "policies" / f"{prev}.onnx"
+            shutil.copyfile(src, pol_dir / "from.onnx.tmp")
+            os.replace(pol_dir / "from.onnx.tmp", pol_dir / f"{prev}.onnx")
     dgteach = find_dgteach()
     rows: list[dict[str, Any]] = []
     net: Optional[PolicyNet] = None
-    for i in range(cfg.exit_iterations):
+    for i in range(first, cfg.exit_iterations):
         it = out / f"iter-{i:03d}"
         it.mkdir(exist_ok=True)
         if (it / "eval.json").exists():
@@ -248,7 +312,7 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "held")}
     meta: dict[str, Any] = {}
     for j in range(max(0, i - cfg.exit_window + 1), i + 1):
-        meta, arr, shard = load_teach(out / "data" / f"iter-{j:03d}")
+        meta, arr, shard = load_teach(_data_dir(cfg, out, j))
         for k in ("obs", "mask", "q", "action", "ret", "played"):
             parts[k].append(arr[k])
         held = (shard % 20) == 19
@@ -310,7 +374,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         net = _net_from(st["net"])
     elif i > 0:
         st = None
-        net = _net_from(torch.load(str(out / f"iter-{i - 1:03d}" / "final.pt"), map_location="cpu", weights_only=True))
+        net = _net_from(torch.load(str(_final_path(cfg, out, i - 1)), map_location="cpu", weights_only=True))
     else:
         st = None
         feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features else None

@@ -132,6 +132,9 @@ class TrainConfig:
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
     exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
+    # "RUN:K": continue run RUN from its iteration K in this --out: iterations 0..K-1 are RUN's (their labels
+    # read in place, its exit-<K-1> plays and is warm-started from); this run does K.. (dgenv.expert)
+    exit_from: str = ""
     teach_workers: int = 0  # dgteach and dgeval goroutines (0 = all cores)
     ckpt_every_s: float = 300.0  # training state saved at least this often
     device: str = "cpu"  # expert: where the network trains ("cuda" on a machine with a GPU)
