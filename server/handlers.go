@@ -410,9 +410,7 @@ func (s *Server) positions(c *gin.Context) {
 		s.fail(c, out, env.Errorf(env.CodeNotFound, "env %d has no finished game yet", k))
 		return
 	}
-	if from > len(rec.Actions) {
-		e := env.Errorf(env.CodeBadRequest, "from %d: the game has %d actions (want 0..%d)", from, len(rec.Actions), len(rec.Actions))
-		e.Details = map[string]any{"field": "from"}
+	if e := fromWithin(from, len(rec.Actions)); e != nil {
 		s.fail(c, out, e)
 		return
 	}
@@ -441,6 +439,16 @@ func fromQuery(c *gin.Context) (int, *env.Error) {
 		return 0, e
 	}
 	return from, nil
+}
+
+// fromWithin refuses a ?from past the end of a game of n actions.
+func fromWithin(from, n int) *env.Error {
+	if from <= n {
+		return nil
+	}
+	e := env.Errorf(env.CodeBadRequest, "from %d: the game has %d actions (want 0..%d)", from, n, n)
+	e.Details = map[string]any{"field": "from"}
+	return e
 }
 
 // notDescribed answers a record of a game whose states are not
@@ -527,9 +535,7 @@ func (s *Server) describeRecord(c *gin.Context) {
 		s.fail(c, out, e)
 		return
 	}
-	if from > len(rec.Actions) {
-		e := env.Errorf(env.CodeBadRequest, "from %d: the game has %d actions (want 0..%d)", from, len(rec.Actions), len(rec.Actions))
-		e.Details = map[string]any{"field": "from"}
+	if e := fromWithin(from, len(rec.Actions)); e != nil {
 		s.fail(c, out, e)
 		return
 	}
