@@ -342,37 +342,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_opponents=("random", "heuristic"),
         final_eval_games=2000,
     ),
-    # The duel, step 3: PPO from the committed policies/duel.onnx against the
-    # duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
-    # quarter of the envs and the heuristic for the rest, in both roles. The
-    # file has no value head: the first updates fit a new one, the actor held.
-    "duel-vs-search": dict(
-        name="duel-vs-search",
-        game="duel",
-        init="policies/duel.onnx",
-        value_warmup=6,
-        learner_seats="0,1",
-        opponent="search,heuristic,heuristic,heuristic",  # 64 envs (32 a role) against search
-        num_envs=256,
-        rollout_steps=32,
-        minutes=50.0,
-        features=False,
-        shaping=True,
-        reward="zero_sum",
-        reward_scale=1.0,
-        gamma=0.995,
-        gae_lambda=0.95,
-        lr=2e-4,
-        lr_final=0.2,
-        epochs=3,
-        minibatches=4,
-        ent_coef=0.003,
-        target_kl=0.02,
-        eval_every_s=300.0,
-        eval_games=400,
-        eval_opponents=("heuristic",),
-        final_eval_games=2000,
-    ),
     # Seconds-long smoke run (tests, CI).
     "tiny": dict(
         name="tiny",
@@ -390,6 +359,21 @@ PRESETS: dict[str, dict[str, Any]] = {
         tensorboard=False,
     ),
 }
+
+# The duel, step 3: PPO from the committed policies/duel.onnx against the
+# duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
+# quarter of the envs and the heuristic for the rest, in both roles. The
+# file has no value head: the first updates fit a new one, the actor held.
+PRESETS["duel-vs-search"] = dict(
+    PRESETS["duel-finetune"],
+    name="duel-vs-search",
+    init="policies/duel.onnx",
+    value_warmup=6,
+    opponent="search,heuristic,heuristic,heuristic",  # 64 envs (32 a role) against search
+    minutes=50.0,
+    eval_every_s=300.0,
+    eval_opponents=("heuristic",),
+)
 
 
 def mean_ci(x: Union[Sequence[float], np.ndarray]) -> tuple[float, float]:
