@@ -270,7 +270,14 @@ func newTestServer(t *testing.T, token string, mutate ...func(*server.Config)) *
 	}
 	// Only the 4-player policy, whatever else policies/ holds: the tests
 	// check which bots the page offers for each player count.
-	policies, err := policy.LoadFS(games.Default(), fstest.MapFS{"beat-heuristic.onnx": {Data: mustRead(t, "../../policies/beat-heuristic.onnx")}}, nil)
+	return serveWithPolicy(t, cfg, "beat-heuristic.onnx")
+}
+
+// serveWithPolicy serves cfg's server with the one policy file of
+// policies/ named file behind a recorder.
+func serveWithPolicy(t *testing.T, cfg server.Config, file string) *testServer {
+	t.Helper()
+	policies, err := policy.LoadFS(games.Default(), fstest.MapFS{file: {Data: mustRead(t, "../../policies/"+file)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +289,7 @@ func newTestServer(t *testing.T, token string, mutate ...func(*server.Config)) *
 	rec := &recorder{h: srv.Handler(), counts: map[string]int{}}
 	hs := httptest.NewServer(rec)
 	t.Cleanup(hs.Close)
-	return &testServer{srv: srv, rec: rec, url: hs.URL, token: token}
+	return &testServer{srv: srv, rec: rec, url: hs.URL, token: cfg.AuthToken}
 }
 
 // metrics is the server's /metrics text, read in-process.

@@ -14,15 +14,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/duel"
-	"github.com/davidgoliath/dgenv/env/games"
-	"github.com/davidgoliath/dgenv/env/policy"
 	"github.com/davidgoliath/dgenv/server"
 )
 
@@ -33,19 +30,7 @@ func newDuelServer(t *testing.T) *testServer {
 	cfg := server.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Engine.Workers = 1
-	policies, err := policy.LoadFS(games.Default(), fstest.MapFS{"duel.onnx": {Data: mustRead(t, "../../policies/duel.onnx")}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg, nil, server.WithPolicies(policies))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	rec := &recorder{h: srv.Handler(), counts: map[string]int{}}
-	hs := httptest.NewServer(rec)
-	t.Cleanup(hs.Close)
-	return &testServer{srv: srv, rec: rec, url: hs.URL}
+	return serveWithPolicy(t, cfg, "duel.onnx")
 }
 
 type duelRecords struct {
