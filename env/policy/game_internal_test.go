@@ -190,3 +190,34 @@ func TestChooseAnyWidth(t *testing.T) {
 		t.Fatalf("Choose allocates %v a call", n)
 	}
 }
+
+// TestLogitScale: metadata dgenv.logit_scale is read into Meta.LogitScale
+// (1 when absent, as in every file written before it), weighs the logits
+// in the guided search, and a value that is not a positive finite number
+// up to MaxLogitScale is refused, naming the key.
+func TestLogitScale(t *testing.T) {
+	reg := games.Default()
+	g := newGame(t, reg, card.GameName, map[string]any{"players": 4})
+	bias := descending(card.NumActions)
+	for _, c := range []struct {
+		value string
+		want  float64
+	}{{"", 1}, {"4", 4}, {"0.25", 0.25}, {"1000", 1000}} {
+		p, err := Parse(reg, "scaled", gameModel(t, g, bias, map[string]string{"dgenv.logit_scale": c.value}))
+		if err != nil {
+			t.Fatalf("logit_scale %q: %v", c.value, err)
+		}
+		if got := p.Meta().LogitScale; got != c.want {
+			t.Fatalf("logit_scale %q: Meta().LogitScale = %v, want %v", c.value, got, c.want)
+		}
+		if w := NewGuided(p).PriorWeight; w != GuidedWeight*c.want {
+			t.Fatalf("logit_scale %q: guided PriorWeight = %v, want %v", c.value, w, GuidedWeight*c.want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "NaN", "+Inf", "1e9", "four", "1001"} {
+		_, err := Parse(reg, "scaled", gameModel(t, g, bias, map[string]string{"dgenv.logit_scale": bad}))
+		if err == nil || !strings.Contains(err.Error(), "dgenv.logit_scale") {
+			t.Fatalf("logit_scale %q: err = %v, want a refusal naming dgenv.logit_scale", bad, err)
+		}
+	}
+}

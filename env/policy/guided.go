@@ -21,15 +21,21 @@ func (pr Prior) Scores(s *card.State, out *[card.NumActions]float32) {
 }
 
 // GuidedWeight is the weight of the policy's logits in the guided search
-// "search:policy:<name>", in points of deal score per logit. The imitation
-// preset of the trainer fits the logits to the search values divided by a
-// temperature of 1 point (docs/training.md), so 1 counts the network as one
-// more estimate on the same scale.
+// "search:policy:<name>", in points of deal score per point of the
+// policy's estimate: each logit counts LogitScale points (Meta.LogitScale,
+// the temperature of the values the policy was fitted to: 1 point for the
+// imitation preset, 4 for the expert run's soft targets at tau = 4), so the
+// network is one more estimate on the search's own scale whatever its
+// training temperature (docs/training.md).
 const GuidedWeight = 1.0
+
+// MaxLogitScale bounds metadata dgenv.logit_scale (points per logit).
+const MaxLogitScale = 1000
 
 // Guided is the search bot guided by a policy ("search:policy:<name>"): 48
 // worlds for every legal card, then 144 more worlds for the 3 cards with the
-// best mean outcome plus GuidedWeight times the policy's logit, and the best
+// best mean outcome plus the policy's logit in points (GuidedWeight times
+// LogitScale times the logit), and the best
 // of those 3 by its mean over all 192 of its worlds plus the same prior.
 // Heuristic rollouts, as the plain search. About three times the plain
 // search's rollouts (32 worlds per card) at a typical 8 legal cards, and
@@ -43,6 +49,6 @@ type Guided struct {
 // NewGuided returns the guided search for p.
 func NewGuided(p *Policy) Guided {
 	return Guided{SearchBot: card.SearchBot{
-		Worlds: 48, Focus: 3, FocusWorlds: 144, Prior: Prior{Policy: p}, PriorWeight: GuidedWeight,
+		Worlds: 48, Focus: 3, FocusWorlds: 144, Prior: Prior{Policy: p}, PriorWeight: GuidedWeight * p.meta.LogitScale,
 	}}
 }

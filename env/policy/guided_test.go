@@ -59,7 +59,7 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 		t.Fatal("no bot search:policy:guidetest:", err)
 	}
 	gd, ok := bot.(policy.Guided)
-	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight {
+	if !ok || gd.Prior == nil || gd.PriorWeight != policy.GuidedWeight*p.Meta().LogitScale {
 		t.Fatalf("search:policy:guidetest is %T %+v, want a Guided search with the policy as prior", bot, bot)
 	}
 	gd.Worlds, gd.FocusWorlds = 2, 2 // keep the test short

@@ -14,7 +14,8 @@
 //   - one output "logits": float32 [batch, 90], unmasked;
 //   - metadata_props "dgenv.format" = "policy-v1", "dgenv.game" (JSON game
 //     parameters), "dgenv.obs_layout" (JSON [{name, offset, shape}]),
-//     "dgenv.obs_size", "dgenv.num_actions".
+//     "dgenv.obs_size", "dgenv.num_actions"; optionally
+//     "dgenv.description" and "dgenv.logit_scale" (Meta.LogitScale).
 //
 // The package does no I/O: callers hand it bytes or an fs.FS.
 package policy

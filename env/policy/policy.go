@@ -38,6 +38,12 @@ type Meta struct {
 	ObsSize     int          `json:"obs_size"`
 	NumActions  int          `json:"num_actions"`
 	Description string       `json:"description,omitempty"`
+	// LogitScale is what one unit of logit is worth in the game's score
+	// (metadata dgenv.logit_scale; 1 when absent): the temperature, in
+	// points, of the search values the policy was fitted to, so that
+	// LogitScale times a logit estimates a card's value up to a constant.
+	// A guided search weighs the logits by it (NewGuided).
+	LogitScale float64 `json:"logit_scale"`
 }
 
 // step is one compiled node: out = f(in, constants).
@@ -172,6 +178,14 @@ func (p *Policy) readMeta(reg *env.Registry, md map[string]string) error {
 		return bad("metadata dgenv.num_actions = %d, %s has %d actions", p.meta.NumActions, t.Name, want)
 	}
 	p.meta.Description = md["dgenv.description"]
+	p.meta.LogitScale = 1
+	if v, ok := md["dgenv.logit_scale"]; ok {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 || x > MaxLogitScale {
+			return bad("metadata dgenv.logit_scale = %q: want a number in (0, %g]", v, float64(MaxLogitScale))
+		}
+		p.meta.LogitScale = x
+	}
 	// The layout must be the engine's own for that game.
 	return sameLayout(p.meta.Layout, p.meta.ObsSize, p.game)
 }

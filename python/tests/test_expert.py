@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from dgenv.expert import _Stop, curve_table, heldout_gain, mix_return, q_losses, run_expert  # noqa: E402
+from dgenv.policy import read_meta  # noqa: E402
 from dgenv.train import PRESETS, TrainConfig, config_from_args  # noqa: E402
 
 
@@ -127,8 +128,10 @@ def test_mix_return_moves_only_the_played_cards_value():
 
 
 def test_expert_run_with_the_returns_mixed_in(tmp_path):
-    s = run_expert(tiny(tmp_path, exit_iterations=1, ret_mix=0.5, exit_eval="random,random,random:8"))
+    s = run_expert(tiny(tmp_path, exit_iterations=1, ret_mix=0.5, exit_eval="random,random,random:8", tau=4.0))
     assert s["iterations"] == 1 and s["curve"][0]["records"] > 0
+    # the exported network says what a logit is worth: the soft targets' temperature, in points
+    assert read_meta(s["policy"]).logit_scale == 4.0
 
 
 def test_expert_preset_flags():

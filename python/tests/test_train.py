@@ -114,6 +114,21 @@ def test_export_cli_and_tanh(tmp_path, tiny_run):
     assert export_checkpoint(tiny_run["checkpoint"], tmp_path / "again.onnx").is_file()
 
 
+def test_logit_scale_metadata(tmp_path, tiny_run):
+    """dgenv.logit_scale: written only when not 1 (older files unchanged), read back, bad values refused."""
+    import dataclasses
+
+    meta = pol.read_meta(tiny_run["onnx"])
+    assert meta.logit_scale == 1.0 and "dgenv.logit_scale" not in meta.props()
+    net = PolicyNet(874, (8,))
+    scaled = dataclasses.replace(meta, logit_scale=4.0)
+    assert scaled.props()["dgenv.logit_scale"] == "4.0"
+    assert pol.read_meta(export_onnx(net, scaled, tmp_path / "s.onnx")).logit_scale == 4.0
+    for bad in ("0", "-2", "nan", "inf", "1001", "four"):
+        with pytest.raises(ValueError, match="logit_scale"):
+            pol.PolicyMeta.from_props({**meta.props(), "dgenv.logit_scale": bad})
+
+
 def test_card_features_fold_into_the_first_gemm(tiny_run, make, tmp_path):
     from dgenv.model import CardFeatures
 

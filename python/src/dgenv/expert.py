@@ -53,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import time
+import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -252,7 +253,8 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
             d = torch.load(str(final), map_location="cpu", weights_only=True)
             net = _net_from(d)
             tmp = it / "exported.onnx"  # not in pol_dir: dgteach and dgeval refuse a file name like "x.tmp.onnx"
-            export_onnx(net, PolicyMeta.from_props(d["meta"]), tmp,
+            pmeta = dataclasses.replace(PolicyMeta.from_props(d["meta"]), logit_scale=float(cfg.tau))  # logit * tau ~ q
+            export_onnx(net, pmeta, tmp,
                         description=f"dgenv.train {cfg.name}: expert iteration {i}, seed {cfg.seed}")
             os.replace(tmp, onnx)
         ev = _evaluate(cfg, pol_dir, name, i)

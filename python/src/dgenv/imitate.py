@@ -41,6 +41,7 @@ import math
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -186,6 +187,8 @@ def train_imitation(cfg: Any, on_update: Optional[Callable[[dict[str, Any]], Non
     offs = {s["name"]: int(s["offset"]) for s in sections}
     D = int(meta["obs_size"])
     pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]) if card else None)
+    if card:  # the logits are fitted to the search values over tau points: logit * tau ~ q
+        pmeta = replace(pmeta, logit_scale=float(cfg.tau))
     phi = game_potential(meta, cfg.reward)
     vt = (arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale
 

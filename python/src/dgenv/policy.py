@@ -21,7 +21,8 @@ The format, exactly:
   ``{"players", "deals", "first_dealer"}``), ``dgenv.obs_layout`` (JSON list of
   ``{"name", "offset", "shape"}`` in the session spec's order), ``dgenv.obs_size``
   (``"D"``), ``dgenv.num_actions`` (``"A"``), ``dgenv.players`` (seats),
-  optionally ``dgenv.description``. The loader checks the layout and the action
+  optionally ``dgenv.description`` and ``dgenv.logit_scale`` (points per
+  logit, :attr:`PolicyMeta.logit_scale`; 1 when absent). The loader checks the layout and the action
   count against the named game's.
 
 This module needs ``numpy`` and ``onnx`` (the ``train`` extra), not torch.
@@ -88,6 +89,12 @@ class PolicyMeta:
         game: the registered game's name (``"david_goliath"``, ``"duel"``...).
         params: the parameters of a game other than the card game (the card
             game's are ``players``, ``deals`` and ``first_dealer``).
+        logit_scale: points of the game's score per unit of logit
+            (``dgenv.logit_scale``, written when not 1): the temperature of
+            the search values the policy was fitted to (``--tau``), so that
+            ``logit_scale * logit`` estimates an action's value up to a
+            constant. The guided search ``search:policy:<name>`` weighs the
+            logits by it.
     """
 
     players: int
@@ -99,6 +106,7 @@ class PolicyMeta:
     description: str = ""
     game: str = DEFAULT_GAME
     params: Mapping[str, int] = field(default_factory=dict, compare=False)
+    logit_scale: float = 1.0
 
     @classmethod
     def from_spec(cls, spec: Any, deals: Optional[int] = None, first_dealer: int = 0, description: str = "") -> "PolicyMeta":
@@ -155,6 +163,8 @@ class PolicyMeta:
         }
         if self.description:
             p["dgenv.description"] = self.description
+        if self.logit_scale != 1.0:  # absent means 1: files written before the key stay byte for byte
+            p["dgenv.logit_scale"] = repr(float(self.logit_scale))
         return p
 
     @classmethod
@@ -177,9 +187,24 @@ class PolicyMeta:
                 description=props.get("dgenv.description", ""),
                 game=name,
                 params={} if card else {k: int(v) for k, v in game.items()},
+                logit_scale=_logit_scale(props.get("dgenv.logit_scale", "1")),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"bad dgenv metadata: {e}") from e
+
+
+MAX_LOGIT_SCALE = 1000.0  # the Go loader's policy.MaxLogitScale
+
+
+def _logit_scale(v: str) -> float:
+    """``dgenv.logit_scale``: a positive finite number up to MAX_LOGIT_SCALE, as the Go loader accepts."""
+    try:
+        x = float(v)
+    except ValueError:
+        x = float("nan")
+    if not (0.0 < x <= MAX_LOGIT_SCALE):  # NaN fails too
+        raise ValueError(f"dgenv.logit_scale = {v!r}: want a number in (0, {MAX_LOGIT_SCALE:g}]")
+    return x
 
 
 @dataclass(frozen=True)
