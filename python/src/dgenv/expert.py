@@ -67,9 +67,11 @@ from .imitate import colour_permutations
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta, onnx_forward
 from .server import find_repo
+from .spec import DEFAULT_GAME
+from .warmstart import net_from_onnx
 
 __all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "parse_from",
-           "RESUME_FREE"]
+           "RESUME_FREE", "game_params"]
 
 # Config fields a rerun may change without invalidating what was done: the
 # budget, the output's cosmetics and the machine's share.
@@ -82,6 +84,31 @@ _FALLBACK = ["search", "heuristic", "random", "heuristic", "random"]
 def default_table(players: int, policy: Optional[str]) -> list[str]:
     """The generation table: the network (or, with none yet, ``search``), then the mixed table's bots."""
     return [f"policy:{policy}" if policy else "search"] + _FALLBACK[: players - 1]
+
+
+def game_params(spec: str) -> dict[str, int]:
+    """``--game-params`` ``"k=v,k=v"`` as a mapping (integers, as the games take them)."""
+    out: dict[str, int] = {}
+    for kv in [x for x in spec.split(",") if x]:
+        k, sep, v = kv.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            sep = ""
+        if not sep or not k.strip():
+            raise ValueError(f"--game-params {kv!r}: want k=<integer>")
+    return out
+
+
+def _table(cfg: Any, prev: Optional[str]) -> list[str]:
+    """The generation table: ``--teach-table`` (``{policy}`` the current network), else the card
+    game's :func:`default_table`, else (a 2-seat game such as the duel) the network against the
+    teacher, which dgteach rotates a seat per game so the network plays both roles."""
+    if cfg.teach_table:
+        return [t.replace("{policy}", prev or "") for t in cfg.teach_table.split(",")]
+    if cfg.game == DEFAULT_GAME:
+        return default_table(cfg.players, prev)
+    return [f"policy:{prev}" if prev else cfg.teacher, cfg.teacher]
 
 
 def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -190,6 +217,11 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     iteration) and each evaluation (``"eval"``); tests raise from it to stop the
     run as a kill would."""
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
+    if cfg.game != DEFAULT_GAME and cfg.ret_mix:
+        raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
+    if cfg.exit_warm and not cfg.exit_start:
+        raise ValueError("--exit-warm: fits iteration 0 from --exit-start's weights; give --exit-start")
+    game_params(cfg.game_params)
     out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     pinned = _pinned(cfg)
@@ -211,12 +243,7 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     pol_dir.mkdir(exist_ok=True)
     prev: Optional[str] = None
     if cfg.exit_start:
-        start = Path(cfg.exit_start)
-        if not start.exists() and not start.is_absolute():
-            repo = find_repo()
-            start = repo / start if repo is not None else start
-        if not start.exists():
-            raise ValueError(f"--exit-start {start}: no such policy file")
+        start = _start_file(cfg)
         if not (pol_dir / "start.onnx").exists():
             shutil.copyfile(start, pol_dir / "start.onnx.tmp")
             os.replace(pol_dir / "start.onnx.tmp", pol_dir / "start.onnx")
@@ -274,6 +301,17 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     return summary
 
 
+def _start_file(cfg: Any) -> Path:
+    """``--exit-start``'s policy file (a relative path: from here, else from the repository)."""
+    start = Path(cfg.exit_start)
+    if not start.exists() and not start.is_absolute():
+        repo = find_repo()
+        start = repo / start if repo is not None else start
+    if not start.exists():
+        raise ValueError(f"--exit-start {start}: no such policy file")
+    return start
+
+
 def _net_from(d: dict[str, Any]) -> PolicyNet:
     c = d["config"]
     net = PolicyNet(c["obs_size"], c["hidden"], c["activation"], num_actions=c["num_actions"], features=c.get("features"))
@@ -290,9 +328,12 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     missing = [k for k in range(shards) if k not in have]
     if not missing:
         return
-    table = cfg.teach_table.split(",") if cfg.teach_table else default_table(cfg.players, prev)
-    table = [t.replace("{policy}", prev or "") for t in table]
-    cmd = [str(dgteach), "-players", str(cfg.players), "-table", ",".join(table), "-policies", str(pol_dir),
+    table = _table(cfg, prev)
+    if cfg.game == DEFAULT_GAME:
+        who = ["-players", str(cfg.players)]
+    else:  # another game: its bot --teacher's values label (env.ActionValuer: the duel's search)
+        who = ["-game", cfg.game, "-teacher", cfg.teacher] + (["-game-params", cfg.game_params] if cfg.game_params else [])
+    cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),
            "-games", str(games), "-shard-games", str(sg), "-worlds", str(cfg.teach_worlds), "-eps", str(cfg.teach_eps),
            "-seed", str(_seed(cfg.teach_seed or cfg.seed, i) % (1 << 62)), "-out", str(data), "-quiet",
            "-from", str(missing[0])]
@@ -368,7 +409,8 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     players = int(meta["players"])
     sections = meta["obs"]["sections"]
     offs = {s["name"]: int(s["offset"]) for s in sections}
-    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]))
+    card = cfg.game == DEFAULT_GAME
+    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]) if card else None)
     state_path = it / "state.pt"
     torch.manual_seed(_seed(cfg.seed, i, 1))
     if state_path.exists():
@@ -377,9 +419,15 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     elif i > 0:
         st = None
         net = _net_from(torch.load(str(_final_path(cfg, out, i - 1)), map_location="cpu", weights_only=True))
+    elif cfg.exit_warm:  # iteration 0 from the start policy's weights (dgenv.warmstart: its actor, a new value head)
+        st = None
+        net, m0 = net_from_onnx(out / "policies" / "start.onnx")  # run_expert's copy of --exit-start
+        if m0.obs_size != D or m0.num_actions != int(meta["num_actions"]) or m0.game != cfg.game:
+            raise ValueError(f"--exit-start {cfg.exit_start}: a policy of {m0.game} ({m0.obs_size} inputs, "
+                             f"{m0.num_actions} actions); the labels are {cfg.game}'s ({D}, {meta['num_actions']})")
     else:
         st = None
-        feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features else None
+        feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features and card else None
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
     dev = torch.device(cfg.device)
@@ -395,7 +443,9 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     if st is not None:
         opt.load_state_dict(st["opt"])
         epoch, b, hist, run = int(st["epoch"]), int(st["batch"]), list(st["hist"]), dict(st["run"])
-    perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    augment = cfg.augment and card  # renaming colours is the card game's symmetry
+    if augment:
+        perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
     t_it = time.monotonic()
     last_ck = time.monotonic()
 
@@ -416,7 +466,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
             obs, mask, q = tr["obs"][idx], tr["mask"][idx], tr["q"][idx]
             if cfg.ret_mix:
                 q = mix_return(q, tr["played"][idx], tr["ret"][idx], cfg.ret_mix)
-            if cfg.augment:
+            if augment:
                 gen = torch.Generator().manual_seed(_seed(cfg.seed, i, epoch, b, 7))
                 k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
                 obs, mask, q = obs.gather(1, perm_obs[k]), mask.gather(1, perm_act[k]), q.gather(1, perm_act[k])
@@ -467,14 +517,20 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
 def _evaluate(cfg: Any, pol_dir: Path, name: str, i: int) -> list[dict[str, Any]]:
     """``bin/dgeval`` at each table of ``cfg.exit_eval`` (``"bot,bot,...:games"``): every agent's score difference."""
     res = []
+    card = cfg.game == DEFAULT_GAME
     for spec in [x for x in cfg.exit_eval.split(";") if x]:
         opps, _, games = spec.rpartition(":")
         agents = [f"policy:{name}"] + opps.split(",")
+        kw: dict[str, Any] = {} if card else {"game": cfg.game, "game_params": game_params(cfg.game_params)}
         r = evaluate(agents, games=int(games), players=len(agents), deals=cfg.deals, seed=cfg.eval_seed,
                      duplicate=True, policies=str(pol_dir), backend="dgeval", progress=False,
-                     workers=cfg.teach_workers or 0)
-        res.append({"table": ",".join(agents), "games": r["games"],
-                    "diff": {a["name"]: [a["score_diff"]["mean"], a["score_diff"]["ci95"]] for a in r["agents"]}})
+                     workers=cfg.teach_workers or 0, **kw)
+        e = {"table": ",".join(agents), "games": r["games"],
+             "diff": {a["name"]: [a["score_diff"]["mean"], a["score_diff"]["ci95"]] for a in r["agents"]}}
+        if not card:  # each seat's record (the duel: seat 0 Goliath, seat 1 David): the network's in each role
+            e["by_seat"] = {f"{b['name']}@{b['seat']}": [b["score"]["mean"], b["score"]["ci95"], b["wins"], b["draws"],
+                                                      b["losses"]] for b in r["by_seat"]}
+        res.append(e)
     return res
 
 
@@ -492,6 +548,10 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
             for agent, (mean, ci) in e["diff"].items():
                 who = "net" if agent.startswith("policy:") else agent
                 f[f"{tag}|{who}"] = f"{mean:+.2f} ± {ci:.2f}"
+            for key, (mean, ci, w, d, l) in e.get("by_seat", {}).items():  # games other than the card game
+                agent, _, seat = key.rpartition("@")
+                if agent.startswith("policy:"):  # the network's score in each seat (role), wins-draws-losses
+                    f[f"{tag}|net seat {seat}"] = f"{mean:+.2f} ± {ci:.2f} ({w}-{d}-{l})"
         flat.append(f)
     keys: list[str] = []
     for f in flat:
@@ -541,6 +601,10 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
             paired = f"{h[1] - h[2]:+.3f} ± {h[3]:.3f}" if h else ""
         cells = []
         for e in d["evals"]:
+            if "by_seat" in e:  # another game than the card game: the network's score in each seat (role)
+                cells += [f"{m:+.2f} ± {ci:.2f} ({w}-{dr}-{lo})" for key, (m, ci, w, dr, lo) in e["by_seat"].items()
+                          if key.startswith("policy:")]
+                continue
             for agent, (mean, ci) in e["diff"].items():
                 if agent.startswith("policy:") or agent == "search":
                     cells.append(f"{mean:+.2f} ± {ci:.2f}")

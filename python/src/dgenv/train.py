@@ -131,6 +131,7 @@ class TrainConfig:
     exit_window: int = 4  # iterations of labels trained on
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
+    exit_warm: bool = False  # iteration 0 is fitted from --exit-start's weights (its actor, a new value head), not from scratch
     exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
     # "RUN:K": continue run RUN from its iteration K in this --out: iterations 0..K-1 are RUN's (their labels
     # read in place, its exit-<K-1> plays and is warm-started from); this run does K.. (dgenv.expert)
@@ -373,6 +374,45 @@ PRESETS["duel-vs-search"] = dict(
     minutes=50.0,
     eval_every_s=300.0,
     eval_opponents=("heuristic",),
+)
+
+# The duel by expert iteration (issue 22, dgenv.expert; docs/training.md "Expert
+# iteration for the duel"): the network against the duel's search, the table
+# rotated a seat per game so it plays both roles, every decision labelled with
+# the search's value of each legal action at 32 worlds (values in the seat's
+# score, -1..+1); fitted warm from policies/duel.onnx, evaluated in each role.
+PRESETS["duel-expert"] = dict(
+    name="duel-expert",
+    algo="expert",
+    game="duel",
+    teacher="search",
+    teach_seed=26,
+    teach_worlds=32,  # label noise 0.025 a value (sd, centred), against a spread of 0.054 between actions
+    teach_eps=0.05,
+    exit_iterations=30,
+    exit_games=400,  # ~87k labelled decisions (both seats' decisions are labelled)
+    exit_games0=800,
+    exit_epochs0=0,
+    epochs=3,
+    exit_window=8,
+    exit_start="policies/duel.onnx",
+    exit_warm=True,  # iteration 0 fitted from its weights (256-256; a new value head)
+    hidden=(256, 256),
+    features=False,
+    augment=False,
+    lr=5e-4,
+    lr_final=0.1,
+    batch_size=1024,
+    tau=0.05,  # twice the 32-world label noise: softmax(q / tau) of a noisy label is not one-hot on its luckiest action
+    q_mse=20.0,  # 0.05 / tau^2: the card preset's weight of the regression in logit^2 units
+    reward="zero_sum",
+    reward_scale=1.0,
+    vf_coef=0.5,
+    max_grad_norm=1.0,
+    minutes=0.0,
+    eval_seed=7,
+    exit_eval="search:400;heuristic:1000",
+    ckpt_every_s=300.0,
 )
 
 
