@@ -534,6 +534,11 @@ def _evaluate(cfg: Any, pol_dir: Path, name: str, i: int) -> list[dict[str, Any]
     return res
 
 
+def _record(mean: float, ci: Optional[float], w: int, d: int, lo: int) -> str:
+    """A seat's record: score per game, its 95% interval (none from one game), wins-draws-losses."""
+    return f"{mean:+.2f} ± {ci:.2f} ({w}-{d}-{lo})" if ci is not None else f"{mean:+.2f} ({w}-{d}-{lo})"
+
+
 def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     """``curve.csv``: one row per iteration (training figures, then each table's score differences)."""
     import csv
@@ -551,7 +556,7 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
             for key, (mean, ci, w, d, l) in e.get("by_seat", {}).items():  # games other than the card game
                 agent, _, seat = key.rpartition("@")
                 if agent.startswith("policy:"):  # the network's score in each seat (role), wins-draws-losses
-                    f[f"{tag}|net seat {seat}"] = f"{mean:+.2f} ± {ci:.2f} ({w}-{d}-{l})"
+                    f[f"{tag}|net seat {seat}"] = _record(mean, ci, w, d, l)
         flat.append(f)
     keys: list[str] = []
     for f in flat:
@@ -602,8 +607,7 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
         cells = []
         for e in d["evals"]:
             if "by_seat" in e:  # another game than the card game: the network's score in each seat (role)
-                cells += [f"{m:+.2f} ± {ci:.2f} ({w}-{dr}-{lo})" for key, (m, ci, w, dr, lo) in e["by_seat"].items()
-                          if key.startswith("policy:")]
+                cells += [_record(*rec) for key, rec in e["by_seat"].items() if key.startswith("policy:")]
                 continue
             for agent, (mean, ci) in e["diff"].items():
                 if agent.startswith("policy:") or agent == "search":
