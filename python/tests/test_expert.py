@@ -220,7 +220,7 @@ def test_duel_expert_run_plays_both_roles_and_resumes_bit_for_bit(tmp_path):
     assert set(z["seat"].tolist()) == {0, 1}
     m = z["mask"].astype(bool)
     assert (m.sum(1) > 1).all() and np.abs(z["q"][m]).max() <= 1.0 and (z["q"][~m] == 0).all()
-    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == 0.05
+    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == PRESETS["duel-expert"]["tau"]
     # each table's evaluation has the network's record in each seat (Goliath 0, David 1), in curve.csv and the table
     ev = rows[1]["evals"]
     assert [e["table"] for e in ev] == ["policy:exit-1,heuristic", "policy:exit-1,random"]
@@ -259,6 +259,7 @@ def test_duel_expert_warm_start_is_the_start_policy(tmp_path):
             obs = np.load(out / "data" / "iter-000" / "shard-00000.npz")["obs"].astype(np.float32)
         start, got = onnx_forward(str(out / "policies" / "start.onnx"), obs), onnx_forward(s["policy"], obs)
         assert np.allclose(start, got, atol=1e-4) == warm
+        assert (s["curve"][0]["val_keep"] == 1.0) == warm  # the held-out share of the start policy's choices kept
     with pytest.raises(ValueError, match="give --exit-start"):
         run_expert(tiny_duel(tmp_path / "c", exit_start=""))
     with pytest.raises(ValueError, match="--ret-mix"):
@@ -273,3 +274,22 @@ def test_duel_expert_preset_flags():
     assert (c.algo, c.game, c.teacher, c.exit_start, c.exit_warm) == ("expert", "duel", "search", "policies/duel.onnx", True)
     assert not c.augment and not c.features and c.exit_eval == "search:800" and c.teach_worlds == 64
     assert game_params("max_rounds=50, x=2") == {"max_rounds": 50, "x": 2} and game_params("") == {}
+
+
+def test_q_losses_with_a_prior_improve_it_by_the_values():
+    mask = torch.tensor([[True, True, False, True]])
+    q = torch.tensor([[0.03, -0.01, 0.0, 0.05]])
+    prior = torch.tensor([[2.0, -1.0, 7.0, 0.5]])
+    tau = 0.01
+    # the optimum: the prior's logits plus q / tau (plus a constant); the target is their softmax over the legal actions
+    ce, mse = q_losses(prior + q / tau + 4.0, mask, q, tau, prior=prior)
+    assert float(mse[0]) == pytest.approx(0.0, abs=1e-9)
+    p = torch.softmax((prior + q / tau)[0, [0, 1, 3]], 0)
+    assert float(ce[0]) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-5)
+    # the prior alone misses by the values' spread; without a prior, the plain targets
+    _, mse2 = q_losses(prior, mask, q, tau, prior=prior)
+    assert float(mse2[0]) == pytest.approx(float(q[0, [0, 1, 3]].var(unbiased=False)), rel=1e-4)
+    ce0, _ = q_losses(prior, mask, q, tau)
+    assert torch.equal(ce0, q_losses(prior, mask, q, tau, prior=None)[0])
+    with pytest.raises(ValueError, match="--exit-prior: needs the start policy"):
+        run_expert(TrainConfig(**{**PRESETS["duel-expert"], "exit_start": "", "exit_warm": False, "out": "/nonexistent/x"}))

@@ -111,18 +111,22 @@ def _table(cfg: Any, prev: Optional[str]) -> list[str]:
     return [f"policy:{prev}" if prev else cfg.teacher, cfg.teacher]
 
 
-def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float,
+             prior: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ce, mse)`` per sample: the cross-entropy against ``softmax(q / tau)`` over the
     legal cards, and the centred squared error of ``logits * tau`` against ``q``
     (its mean over the legal cards, less the square of its mean: invariant to
-    a constant added to every logit), in points squared."""
+    a constant added to every logit), in points squared. With ``prior`` (a
+    policy's logits, ``--exit-prior``) the target is ``softmax(prior + q / tau)``,
+    the prior improved by the values, and the regression is of ``(logits - prior) * tau``
+    on ``q``: the same optimum, ``logits = prior + q / tau`` up to a constant."""
     lg = masked_logits(logits, mask)
     lsm = torch.log_softmax(lg, dim=1)
-    tgt = torch.softmax(masked_logits(q / tau, mask), dim=1)
+    tgt = torch.softmax(masked_logits(q / tau if prior is None else q / tau + prior, mask), dim=1)
     ce = -(tgt * lsm.masked_fill(~mask, 0.0)).sum(1)
     m = mask.float()
     n = m.sum(1).clamp(min=1.0)
-    d = (logits * tau - q) * m
+    d = ((logits if prior is None else logits - prior) * tau - q) * m
     mean = d.sum(1) / n
     mse = (d.square().sum(1) / n) - mean.square()
     return ce, mse
@@ -219,8 +223,9 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
     if cfg.game != DEFAULT_GAME and cfg.ret_mix:
         raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
-    if cfg.exit_warm and not cfg.exit_start:
-        raise ValueError("--exit-warm: fits iteration 0 from --exit-start's weights; give --exit-start")
+    for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior)):
+        if on and not cfg.exit_start:
+            raise ValueError(f"{flag}: needs the start policy; give --exit-start")
     game_params(cfg.game_params)
     out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
@@ -399,6 +404,18 @@ def _metrics(net: PolicyNet, va: dict[str, torch.Tensor], tau: float) -> dict[st
     return m
 
 
+def _keep(net: PolicyNet, prior: PolicyNet, va: dict[str, torch.Tensor]) -> float:
+    """The share of ``va``'s decisions where ``net`` plays ``prior``'s greedy action."""
+    net.eval()
+    same, n = 0, va["obs"].shape[0]
+    with torch.no_grad():
+        for s in range(0, n, 8192):
+            obs, mask = va["obs"][s : s + 8192].float(), va["mask"][s : s + 8192]
+            same += int((masked_logits(net(obs)[0], mask).argmax(1) == masked_logits(prior(obs)[0], mask).argmax(1)).sum())
+    net.train()
+    return same / max(n, 1)
+
+
 def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int], None]], t0: float,
            budget: float) -> bool:
     """Train iteration ``i`` (resuming ``iter-<i>/state.pt``); write ``final.pt`` and ``train.json``.
@@ -446,6 +463,10 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     augment = cfg.augment and card  # renaming colours is the card game's symmetry
     if augment:
         perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    prior_net = None
+    if cfg.exit_prior:  # the targets improve the start policy by the values (its logits + q / tau)
+        prior_net = net_from_onnx(out / "policies" / "start.onnx")[0].to(dev)
+        prior_net.eval()
     t_it = time.monotonic()
     last_ck = time.monotonic()
 
@@ -472,7 +493,12 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
                 obs, mask, q = obs.gather(1, perm_obs[k]), mask.gather(1, perm_act[k]), q.gather(1, perm_act[k])
             obs, mask, q = obs.to(dev), mask.to(dev), q.to(dev)
             lg, v = net(obs.float())
-            ce, mse = q_losses(lg, mask, q, cfg.tau)
+            if prior_net is None:
+                ce, mse = q_losses(lg, mask, q, cfg.tau)
+            else:
+                with torch.no_grad():
+                    pl, _ = prior_net(obs.float())
+                ce, mse = q_losses(lg, mask, q, cfg.tau, prior=pl)
             vl = 0.5 * (v - tr["vt"][idx].to(dev)).square().mean()
             loss = ce.mean() + cfg.q_mse * mse.mean() + cfg.vf_coef * vl
             opt.zero_grad(set_to_none=True)
@@ -499,6 +525,10 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         hist.append({"epoch": epoch + 1, "train_loss": run["loss"] / nk, "train_ce": run["ce"] / nk,
                      "train_q_mse": run["mse"] / nk, "val_agree": m["agree"], "val_regret": m["regret"],
                      "val_gain": m["gain"], "val_ce": m["ce"]})
+        if prior_net is not None:  # how often the network keeps the start policy's choice (held out)
+            hist[-1]["val_keep"] = _keep(net.to("cpu"), prior_net.to("cpu"), va)
+            net.to(dev)
+            prior_net.to(dev)
         if cfg.progress:
             print(f"expert iteration {i} epoch {epoch + 1}/{epochs}: {json.dumps(hist[-1])}", file=sys.stderr, flush=True)
         run = {"loss": 0.0, "ce": 0.0, "mse": 0.0, "v": 0.0, "k": 0}

@@ -132,6 +132,7 @@ class TrainConfig:
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
     exit_warm: bool = False  # iteration 0 is fitted from --exit-start's weights (its actor, a new value head), not from scratch
+    exit_prior: bool = False  # expert: targets softmax(start's logits + q / tau), the start policy improved by the values
     exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
     # "RUN:K": continue run RUN from its iteration K in this --out: iterations 0..K-1 are RUN's (their labels
     # read in place, its exit-<K-1> plays and is warm-started from); this run does K.. (dgenv.expert)
@@ -380,7 +381,10 @@ PRESETS["duel-vs-search"] = dict(
 # iteration for the duel"): the network against the duel's search, the table
 # rotated a seat per game so it plays both roles, every decision labelled with
 # the search's value of each legal action at 32 worlds (values in the seat's
-# score, -1..+1); fitted warm from policies/duel.onnx, evaluated in each role.
+# score, -1..+1: heuristic playouts over 15 actions, blind to most of a move's
+# long-term worth); the targets are policies/duel.onnx improved by those
+# values, softmax(its logits + q / tau), as search:policy:duel improves it;
+# fitted warm from it, evaluated in each role.
 PRESETS["duel-expert"] = dict(
     name="duel-expert",
     algo="expert",
@@ -397,14 +401,15 @@ PRESETS["duel-expert"] = dict(
     exit_window=8,
     exit_start="policies/duel.onnx",
     exit_warm=True,  # iteration 0 fitted from its weights (256-256; a new value head)
+    exit_prior=True,  # without it (targets softmax(q / 0.05)) iteration 0 lost 0.8 a game in each role
     hidden=(256, 256),
     features=False,
     augment=False,
     lr=5e-4,
     lr_final=0.1,
     batch_size=1024,
-    tau=0.05,  # twice the 32-world label noise: softmax(q / tau) of a noisy label is not one-hot on its luckiest action
-    q_mse=20.0,  # 0.05 / tau^2: the card preset's weight of the regression in logit^2 units
+    tau=0.01,  # a value 0.01 better is worth a logit over the start policy's; overrides its choice in ~10% of decisions
+    q_mse=500.0,  # 0.05 / tau^2: the card preset's weight of the regression in logit^2 units
     reward="zero_sum",
     reward_scale=1.0,
     vf_coef=0.5,
