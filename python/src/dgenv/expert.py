@@ -631,9 +631,10 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
         d = json.loads(f.read_text())
         i = int(d["iteration"])
         paired = ""
+        nd = 4 if any("by_seat" in e for e in d["evals"]) else 3  # another game's values (the duel's: -1..1) want a digit more
         if reference is not None:
             h = heldout_gain(Path(run), i, Path(run) / "policies" / f"exit-{i}.onnx", reference)
-            paired = f"{h[1] - h[2]:+.3f} ± {h[3]:.3f}" if h else ""
+            paired = f"{h[1] - h[2]:+.{nd}f} ± {h[3]:.{nd}f}" if h else ""
         cells = []
         for e in d["evals"]:
             if "by_seat" in e:  # another game than the card game: the network's score in each seat (role)
@@ -643,7 +644,7 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
                 if agent.startswith("policy:") or agent == "search":
                     cells.append(f"{mean:+.2f} ± {ci:.2f}")
         done = _t.strftime("%H:%M", _t.gmtime(f.stat().st_mtime))
-        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.3f} | {paired} | "
+        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.{nd}f} | {paired} | "
                      + " | ".join(cells) + f" | {done} |")
     return "\n".join(lines)
 
