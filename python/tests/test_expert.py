@@ -191,8 +191,8 @@ from dgenv.expert import game_params  # noqa: E402
 from dgenv.policy import onnx_forward  # noqa: E402
 
 
-def tiny_duel(out: Path, **kw) -> TrainConfig:
-    c = dict(PRESETS["duel-expert"])
+def tiny_duel(out: Path, preset: str = "duel-expert-values", **kw) -> TrainConfig:
+    c = dict(PRESETS[preset])
     c.update(out=str(out), exit_iterations=2, exit_games=2, exit_games0=3, exit_shard_games=1, epochs=2, teach_worlds=1,
              batch_size=32, exit_eval="heuristic:8;random:4", teach_workers=1, progress=False, tensorboard=False,
              plot=False, ckpt_every_s=1e9, exit_window=2)
@@ -220,7 +220,7 @@ def test_duel_expert_run_plays_both_roles_and_resumes_bit_for_bit(tmp_path):
     assert set(z["seat"].tolist()) == {0, 1}
     m = z["mask"].astype(bool)
     assert (m.sum(1) > 1).all() and np.abs(z["q"][m]).max() <= 1.0 and (z["q"][~m] == 0).all()
-    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == PRESETS["duel-expert"]["tau"]
+    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == PRESETS["duel-expert-values"]["tau"]
     # each table's evaluation has the network's record in each seat (Goliath 0, David 1), in curve.csv and the table
     ev = rows[1]["evals"]
     assert [e["table"] for e in ev] == ["policy:exit-1,heuristic", "policy:exit-1,random"]
@@ -270,9 +270,12 @@ def test_duel_expert_warm_start_is_the_start_policy(tmp_path):
 
 
 def test_duel_expert_preset_flags():
-    c = config_from_args(["--preset", "duel-expert", "--exit-eval", "search:800", "--teach-worlds", "64"])
+    c = config_from_args(["--preset", "duel-expert-values", "--exit-eval", "search:800", "--teach-worlds", "64"])
     assert (c.algo, c.game, c.teacher, c.exit_start, c.exit_warm) == ("expert", "duel", "search", "policies/duel.onnx", True)
-    assert not c.augment and not c.features and c.exit_eval == "search:800" and c.teach_worlds == 64
+    assert not c.augment and not c.features and c.exit_eval == "search:800" and c.teach_worlds == 64 and c.exit_prior
+    g = config_from_args(["--preset", "duel-expert"])
+    assert (g.teacher, g.teach_table, g.teach_worlds, g.q_mse, g.exit_prior) == (
+        "search:policy:{policy}", "policy:{policy},search", 0, 0.0, False)
     assert game_params("max_rounds=50, x=2") == {"max_rounds": 50, "x": 2} and game_params("") == {}
 
 
@@ -292,4 +295,20 @@ def test_q_losses_with_a_prior_improve_it_by_the_values():
     ce0, _ = q_losses(prior, mask, q, tau)
     assert torch.equal(ce0, q_losses(prior, mask, q, tau, prior=None)[0])
     with pytest.raises(ValueError, match="--exit-prior: needs the start policy"):
-        run_expert(TrainConfig(**{**PRESETS["duel-expert"], "exit_start": "", "exit_warm": False, "out": "/nonexistent/x"}))
+        run_expert(TrainConfig(**{**PRESETS["duel-expert-values"], "exit_start": "", "exit_warm": False, "out": "/nonexistent/x"}))
+
+
+def test_duel_expert_labels_by_the_search_the_network_guides(tmp_path):
+    # --preset duel-expert: the teacher is search:policy:<the network before>, whose choices label (q 1 on the choice),
+    # at the table policy:<that network>,search rotated; iteration 0's is the start policy (policies/duel.onnx)
+    a = tmp_path / "a"
+    s = run_expert(tiny_duel(a, "duel-expert", exit_games=1, exit_games0=1, teach_worlds=0, exit_eval="random:2"))
+    assert s["iterations"] == 2
+    for i, net in ((0, "start"), (1, "exit-0")):
+        meta = json.loads((a / "data" / f"iter-{i:03d}" / "meta.json").read_text())
+        assert meta["teacher"] == f"search:policy:{net}" and meta["table"] == [f"policy:{net}", "search"]
+        z = np.load(a / "data" / f"iter-{i:03d}" / "shard-00000.npz")
+        q, m = z["q"], z["mask"].astype(bool)
+        assert (q.sum(1) == 1).all() and (q[np.arange(len(q)), z["action"]] == 1).all() and m[q == 1].all()
+    with pytest.raises(ValueError, match="--teacher {policy}: needs the start policy"):
+        run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False))

@@ -108,7 +108,15 @@ def _table(cfg: Any, prev: Optional[str]) -> list[str]:
         return [t.replace("{policy}", prev or "") for t in cfg.teach_table.split(",")]
     if cfg.game == DEFAULT_GAME:
         return default_table(cfg.players, prev)
-    return [f"policy:{prev}" if prev else cfg.teacher, cfg.teacher]
+    t = _teacher(cfg, prev)
+    return [f"policy:{prev}" if prev else t, t]
+
+
+def _teacher(cfg: Any, prev: Optional[str]) -> str:
+    """``--teacher`` with ``{policy}`` the current network: ``search:policy:{policy}`` is the search
+    it guides (the duel: the network's move unless the search finds one clearly better), whose
+    choices label (dgteach's demonstrations: q is 1 on the choice), a teacher that improves with the network."""
+    return cfg.teacher.replace("{policy}", prev or "")
 
 
 def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float,
@@ -223,7 +231,8 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
     if cfg.game != DEFAULT_GAME and cfg.ret_mix:
         raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
-    for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior)):
+    for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
+                     ("--teacher {policy}", "{policy}" in cfg.teacher and not cfg.exit_from)):
         if on and not cfg.exit_start:
             raise ValueError(f"{flag}: needs the start policy; give --exit-start")
     game_params(cfg.game_params)
@@ -336,10 +345,12 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     table = _table(cfg, prev)
     if cfg.game == DEFAULT_GAME:
         who = ["-players", str(cfg.players)]
-    else:  # another game: its bot --teacher's values label (env.ActionValuer: the duel's search)
-        who = ["-game", cfg.game, "-teacher", cfg.teacher] + (["-game-params", cfg.game_params] if cfg.game_params else [])
+    else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
+        who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)] + (["-game-params", cfg.game_params] if cfg.game_params else [])
+    # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
+    worlds = ["-worlds", str(cfg.teach_worlds)] if cfg.teach_worlds or cfg.game == DEFAULT_GAME else []
     cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),
-           "-games", str(games), "-shard-games", str(sg), "-worlds", str(cfg.teach_worlds), "-eps", str(cfg.teach_eps),
+           "-games", str(games), "-shard-games", str(sg), *worlds, "-eps", str(cfg.teach_eps),
            "-seed", str(_seed(cfg.teach_seed or cfg.seed, i) % (1 << 62)), "-out", str(data), "-quiet",
            "-from", str(missing[0])]
     if cfg.deals:

@@ -379,37 +379,38 @@ PRESETS["duel-vs-search"] = dict(
 
 # The duel by expert iteration (issue 22, dgenv.expert; docs/training.md "Expert
 # iteration for the duel"): the network against the duel's search, the table
-# rotated a seat per game so it plays both roles, every decision labelled with
-# the search's value of each legal action at 32 worlds (values in the seat's
-# score, -1..+1: heuristic playouts over 15 actions, blind to most of a move's
-# long-term worth); the targets are policies/duel.onnx improved by those
-# values, softmax(its logits + q / tau), as search:policy:duel improves it;
-# fitted warm from it, evaluated in each role.
+# rotated a seat per game so it plays both roles, every decision of both
+# seats labelled with the choice of the search the network guides
+# (search:policy:<the network of the iteration before>: its move unless the
+# search's 128 worlds find one 2 standard errors better; search:policy:duel
+# beats search in both roles), so the teacher improves with the network.
+# Fitted warm from policies/duel.onnx, evaluated in each role.
 PRESETS["duel-expert"] = dict(
     name="duel-expert",
     algo="expert",
     game="duel",
-    teacher="search",
+    teacher="search:policy:{policy}",
+    teach_table="policy:{policy},search",
     teach_seed=26,
-    teach_worlds=32,  # label noise 0.025 a value (sd, centred), against a spread of 0.054 between actions
+    teach_worlds=0,  # the guided search's own 128 worlds
     teach_eps=0.05,
     exit_iterations=30,
-    exit_games=400,  # ~87k labelled decisions (both seats' decisions are labelled)
-    exit_games0=800,
+    exit_games=200,  # ~40k labelled decisions (both seats'), a search each
+    exit_games0=0,
     exit_epochs0=0,
     epochs=3,
     exit_window=8,
     exit_start="policies/duel.onnx",
     exit_warm=True,  # iteration 0 fitted from its weights (256-256; a new value head)
-    exit_prior=True,  # without it (targets softmax(q / 0.05)) iteration 0 lost 0.8 a game in each role
+    exit_prior=False,
     hidden=(256, 256),
     features=False,
     augment=False,
     lr=5e-4,
     lr_final=0.1,
     batch_size=1024,
-    tau=0.01,  # a value 0.01 better is worth a logit over the start policy's; overrides its choice in ~10% of decisions
-    q_mse=500.0,  # 0.05 / tau^2: the card preset's weight of the regression in logit^2 units
+    tau=0.05,  # q is 1 on the teacher's choice: the target is that action (as duel-imitate's)
+    q_mse=0.0,
     reward="zero_sum",
     reward_scale=1.0,
     vf_coef=0.5,
@@ -418,6 +419,26 @@ PRESETS["duel-expert"] = dict(
     eval_seed=7,
     exit_eval="search:400;heuristic:1000",
     ckpt_every_s=300.0,
+)
+
+# The first duel run (/work/runs-strength/duel-expert-values): labels are the
+# search's value of each legal action at 32 worlds (the seat's score, -1..+1:
+# heuristic playouts over 15 actions, blind to most of a move's long-term
+# worth), the targets policies/duel.onnx improved by them, softmax(its logits
+# + q / tau) (--exit-prior; without it, softmax(q / 0.05), iteration 0 lost 0.8
+# a game in each role). It moved the policy little: the network explains
+# little of the values' variance from the observation.
+PRESETS["duel-expert-values"] = dict(
+    PRESETS["duel-expert"],
+    name="duel-expert-values",
+    teacher="search",
+    teach_table="",  # the network against the teacher, rotated
+    teach_worlds=32,  # label noise 0.025 a value (sd, centred), against a spread of 0.054 between actions
+    exit_games=400,
+    exit_games0=800,
+    exit_prior=True,
+    tau=0.01,  # a value 0.01 better is worth a logit over the start policy's; overrides its choice in ~10% of decisions
+    q_mse=500.0,  # 0.05 / tau^2: the card preset's weight of the regression in logit^2 units
 )
 
 
