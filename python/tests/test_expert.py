@@ -274,8 +274,8 @@ def test_duel_expert_preset_flags():
     assert (c.algo, c.game, c.teacher, c.exit_start, c.exit_warm) == ("expert", "duel", "search", "policies/duel.onnx", True)
     assert not c.augment and not c.features and c.exit_eval == "search:800" and c.teach_worlds == 64 and c.exit_prior
     g = config_from_args(["--preset", "duel-expert"])
-    assert (g.teacher, g.teach_table, g.teach_worlds, g.q_mse, g.exit_prior) == (
-        "search:policy:{policy}", "policy:{policy},search", 0, 0.0, False)
+    assert (g.teacher, g.teach_table, g.teach_worlds, g.q_mse, g.exit_prior, g.tau) == (
+        "search:policy:{policy}", "policy:{policy},search", 0, 0.0, True, 0.1)
     assert game_params("max_rounds=50, x=2") == {"max_rounds": 50, "x": 2} and game_params("") == {}
 
 
@@ -311,4 +311,4 @@ def test_duel_expert_labels_by_the_search_the_network_guides(tmp_path):
         q, m = z["q"], z["mask"].astype(bool)
         assert (q.sum(1) == 1).all() and (q[np.arange(len(q)), z["action"]] == 1).all() and m[q == 1].all()
     with pytest.raises(ValueError, match="--teacher {policy}: needs the start policy"):
-        run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False))
+        run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False, exit_prior=False))
