@@ -346,7 +346,8 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     if cfg.game == DEFAULT_GAME:
         who = ["-players", str(cfg.players)]
     else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
-        who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)] + (["-game-params", cfg.game_params] if cfg.game_params else [])
+        who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)]
+        who += ["-game-params", cfg.game_params] if cfg.game_params else []
     # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
     worlds = ["-worlds", str(cfg.teach_worlds)] if cfg.teach_worlds or cfg.game == DEFAULT_GAME else []
     cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),
