@@ -34,6 +34,18 @@ evaluation is ``iter-<i>/eval.json``. ``config.json`` pins the configuration:
 a rerun with other settings (other than the budget and the cosmetic ones)
 is refused rather than mixed.
 
+Other games (``--game duel``, ``--preset duel-expert``): dgteach labels with
+``--teacher`` of that game, by its values when it has them (the duel's
+``search``, ``env.ActionValuer``) or by its choices (``search:policy:{policy}``,
+the search the current network guides; ``--teach-worlds 0`` for its own
+budget); the table is ``--teach-table`` or the network against the teacher,
+rotated a seat per game so the network plays both roles; no colour
+permutations, no card features; each evaluation keeps every seat's record
+(the duel's roles) in ``eval.json``, ``curve.csv`` and :func:`curve_table`.
+``--exit-warm`` fits iteration 0 from ``--exit-start``'s weights rather than
+from scratch, and ``--exit-prior`` makes the targets that policy improved by
+the labels: ``softmax(its logits + q / tau)`` (:func:`q_losses`).
+
 ``--exit-from RUN:K`` continues another run from its iteration ``K`` in a new
 ``--out`` (with, say, more epochs): iterations ``0 .. K-1`` are ``RUN``'s,
 whose labels are read where they are (never written) so the window is full
