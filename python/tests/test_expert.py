@@ -181,3 +181,134 @@ def test_expert_run_continued_from_another_runs_iteration(tmp_path):
     assert results(Path(run_expert(tiny(tmp_path / "h", exit_from=f"{g}:1"))["out"])) == rows[1:]
     c2 = config_from_args(["--preset", "expert", "--exit-from", "/r/expert-p4:20", "--epochs", "6"])
     assert c2.exit_from == "/r/expert-p4:20" and c2.epochs == 6
+
+
+# --- the duel (--preset duel-expert): any game through --game ---
+
+import numpy as np  # noqa: E402
+
+from dgenv.expert import game_params  # noqa: E402
+from dgenv.policy import onnx_forward  # noqa: E402
+
+
+def tiny_duel(out: Path, preset: str = "duel-expert-values", **kw) -> TrainConfig:
+    c = dict(PRESETS[preset])
+    c.update(out=str(out), exit_iterations=2, exit_games=2, exit_games0=3, exit_shard_games=1, epochs=2, teach_worlds=1,
+             batch_size=32, exit_eval="heuristic:8;random:4", teach_workers=1, progress=False, tensorboard=False,
+             plot=False, ckpt_every_s=1e9, exit_window=2)
+    c.update(kw)
+    return TrainConfig(**c)
+
+
+def stop_at(phase: str, it: int, after):
+    def hook(p: str, i: int, n: int) -> None:
+        if p == phase and i == it and (after is None or n > after):
+            raise _Stop()
+    return hook
+
+
+def test_duel_expert_run_plays_both_roles_and_resumes_bit_for_bit(tmp_path):
+    a = tmp_path / "a"
+    s = run_expert(tiny_duel(a))
+    assert s["iterations"] == 2 and Path(s["policy"]).name == "exit-1.onnx"
+    rows = results(a)
+    # the network against the search, which dgteach rotates a seat per game: both roles labelled by the search's values
+    for i, first in ((0, "policy:start"), (1, "policy:exit-0")):
+        meta = json.loads((a / "data" / f"iter-{i:03d}" / "meta.json").read_text())
+        assert meta["table"] == [first, "search"] and meta["game"]["name"] == "duel" and meta["worlds"] == 1
+    z = np.load(a / "data" / "iter-000" / "shard-00000.npz")
+    assert set(z["seat"].tolist()) == {0, 1}
+    m = z["mask"].astype(bool)
+    assert (m.sum(1) > 1).all() and np.abs(z["q"][m]).max() <= 1.0 and (z["q"][~m] == 0).all()
+    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == PRESETS["duel-expert-values"]["tau"]
+    # each table's evaluation has the network's record in each seat (Goliath 0, David 1), in curve.csv and the table
+    ev = rows[1]["evals"]
+    assert [e["table"] for e in ev] == ["policy:exit-1,heuristic", "policy:exit-1,random"]
+    for e in ev:
+        sa, sb = e["by_seat"]["policy:exit-1@0"], e["by_seat"]["policy:exit-1@1"]
+        assert sa[2] + sa[3] + sa[4] == sb[2] + sb[3] + sb[4] == e["games"] // 2
+    head = (a / "curve.csv").read_text().splitlines()[0].split(",")
+    assert {"heuristic|net seat 0", "heuristic|net seat 1", "random|net seat 0", "random|net seat 1"} <= set(head)
+    table = curve_table(a).splitlines()
+    assert len(table) == 2 and table[1].startswith("| 1 | ") and table[1].count(" ± ") == 4
+    m0, c0, w, d, lo = ev[0]["by_seat"]["policy:exit-1@0"]
+    assert f"{m0:+.2f} ± {c0:.2f} ({w}-{d}-{lo})" in table[1]
+
+    # killed after generating (a shard lost), at an iteration's first batch, and after a saved state; rerun: the same run
+    b = tmp_path / "b"
+    for (phase, it, after), every in ((("generate", 0, None), 1e9), (("train", 0, 0), 1e9), (("train", 1, 3), 0.0)):
+        with pytest.raises(_Stop):
+            run_expert(tiny_duel(b, ckpt_every_s=every), hook=stop_at(phase, it, after))
+        if phase == "generate":
+            (b / "data" / "iter-000" / "shard-00001.npz").unlink()
+    assert (b / "iter-001" / "state.pt").exists() and not (b / "iter-001" / "final.pt").exists()
+    run_expert(tiny_duel(b))
+    for i in (0, 1):
+        wa, wb = weights(a, i), weights(b, i)
+        assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa), f"iteration {i} differs"
+    assert results(b) == rows
+
+
+def test_duel_expert_warm_start_is_the_start_policy(tmp_path):
+    # at learning rate 0 iteration 0's network is --exit-start's (policies/duel.onnx) with --exit-warm, not without
+    obs = None
+    for warm in (True, False):
+        out = tmp_path / str(warm)
+        s = run_expert(tiny_duel(out, exit_iterations=1, lr=0.0, exit_warm=warm, exit_eval="random:2"))
+        if obs is None:
+            obs = np.load(out / "data" / "iter-000" / "shard-00000.npz")["obs"].astype(np.float32)
+        start, got = onnx_forward(str(out / "policies" / "start.onnx"), obs), onnx_forward(s["policy"], obs)
+        assert np.allclose(start, got, atol=1e-4) == warm
+        assert (s["curve"][0]["val_keep"] == 1.0) == warm  # the held-out share of the start policy's choices kept
+    with pytest.raises(ValueError, match="give --exit-start"):
+        run_expert(tiny_duel(tmp_path / "c", exit_start=""))
+    with pytest.raises(ValueError, match="--ret-mix"):
+        run_expert(tiny_duel(tmp_path / "d", ret_mix=0.5))
+    with pytest.raises(ValueError, match="want k=<integer>"):
+        run_expert(tiny_duel(tmp_path / "e", game_params="max_rounds"))
+    assert not any((tmp_path / x).exists() for x in "cde")
+
+
+def test_duel_expert_preset_flags():
+    c = config_from_args(["--preset", "duel-expert-values", "--exit-eval", "search:800", "--teach-worlds", "64"])
+    assert (c.algo, c.game, c.teacher, c.exit_start, c.exit_warm) == ("expert", "duel", "search", "policies/duel.onnx", True)
+    assert not c.augment and not c.features and c.exit_eval == "search:800" and c.teach_worlds == 64 and c.exit_prior
+    g = config_from_args(["--preset", "duel-expert"])
+    assert (g.teacher, g.teach_table, g.teach_worlds, g.q_mse, g.exit_prior, g.tau) == (
+        "search:policy:{policy}", "policy:{policy},search", 0, 0.0, True, 0.1)
+    assert game_params("max_rounds=50, x=2") == {"max_rounds": 50, "x": 2} and game_params("") == {}
+
+
+def test_q_losses_with_a_prior_improve_it_by_the_values():
+    mask = torch.tensor([[True, True, False, True]])
+    q = torch.tensor([[0.03, -0.01, 0.0, 0.05]])
+    prior = torch.tensor([[2.0, -1.0, 7.0, 0.5]])
+    tau = 0.01
+    # the optimum: the prior's logits plus q / tau (plus a constant); the target is their softmax over the legal actions
+    ce, mse = q_losses(prior + q / tau + 4.0, mask, q, tau, prior=prior)
+    assert float(mse[0]) == pytest.approx(0.0, abs=1e-9)
+    p = torch.softmax((prior + q / tau)[0, [0, 1, 3]], 0)
+    assert float(ce[0]) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-5)
+    # the prior alone misses by the values' spread; without a prior, the plain targets
+    _, mse2 = q_losses(prior, mask, q, tau, prior=prior)
+    assert float(mse2[0]) == pytest.approx(float(q[0, [0, 1, 3]].var(unbiased=False)), rel=1e-4)
+    ce0, _ = q_losses(prior, mask, q, tau)
+    assert torch.equal(ce0, q_losses(prior, mask, q, tau, prior=None)[0])
+    with pytest.raises(ValueError, match="--exit-prior: needs the start policy"):
+        run_expert(TrainConfig(**{**PRESETS["duel-expert-values"], "exit_start": "", "exit_warm": False, "out": "/nonexistent/x"}))
+
+
+def test_duel_expert_labels_by_the_search_the_network_guides(tmp_path):
+    # --preset duel-expert: the teacher is search:policy:<the network before>, whose choices label (q 1 on the choice),
+    # at the table policy:<that network>,search rotated; iteration 0's is the start policy (policies/duel.onnx)
+    a = tmp_path / "a"
+    s = run_expert(tiny_duel(a, "duel-expert", exit_games=1, exit_games0=1, teach_worlds=0, exit_eval="random:2"))
+    assert s["iterations"] == 2
+    for i, net in ((0, "start"), (1, "exit-0")):
+        meta = json.loads((a / "data" / f"iter-{i:03d}" / "meta.json").read_text())
+        assert meta["teacher"] == f"search:policy:{net}" and meta["table"] == [f"policy:{net}", "search"]
+        z = np.load(a / "data" / f"iter-{i:03d}" / "shard-00000.npz")
+        q, m = z["q"], z["mask"].astype(bool)
+        assert (q.sum(1) == 1).all() and (q[np.arange(len(q)), z["action"]] == 1).all() and m[q == 1].all()
+    with pytest.raises(ValueError, match="--teacher {policy}: needs the start policy"):
+        run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False, exit_prior=False))

@@ -34,6 +34,18 @@ evaluation is ``iter-<i>/eval.json``. ``config.json`` pins the configuration:
 a rerun with other settings (other than the budget and the cosmetic ones)
 is refused rather than mixed.
 
+Other games (``--game duel``, ``--preset duel-expert``): dgteach labels with
+``--teacher`` of that game, by its values when it has them (the duel's
+``search``, ``env.ActionValuer``) or by its choices (``search:policy:{policy}``,
+the search the current network guides; ``--teach-worlds 0`` for its own
+budget); the table is ``--teach-table`` or the network against the teacher,
+rotated a seat per game so the network plays both roles; no colour
+permutations, no card features; each evaluation keeps every seat's record
+(the duel's roles) in ``eval.json``, ``curve.csv`` and :func:`curve_table`.
+``--exit-warm`` fits iteration 0 from ``--exit-start``'s weights rather than
+from scratch, and ``--exit-prior`` makes the targets that policy improved by
+the labels: ``softmax(its logits + q / tau)`` (:func:`q_losses`).
+
 ``--exit-from RUN:K`` continues another run from its iteration ``K`` in a new
 ``--out`` (with, say, more epochs): iterations ``0 .. K-1`` are ``RUN``'s,
 whose labels are read where they are (never written) so the window is full
@@ -67,9 +79,11 @@ from .imitate import colour_permutations
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta, onnx_forward
 from .server import find_repo
+from .spec import DEFAULT_GAME
+from .warmstart import net_from_onnx
 
 __all__ = ["run_expert", "q_losses", "mix_return", "default_table", "heldout_gain", "curve_table", "parse_from",
-           "RESUME_FREE"]
+           "RESUME_FREE", "game_params"]
 
 # Config fields a rerun may change without invalidating what was done: the
 # budget, the output's cosmetics and the machine's share.
@@ -84,18 +98,55 @@ def default_table(players: int, policy: Optional[str]) -> list[str]:
     return [f"policy:{policy}" if policy else "search"] + _FALLBACK[: players - 1]
 
 
-def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+def game_params(spec: str) -> dict[str, int]:
+    """``--game-params`` ``"k=v,k=v"`` as a mapping (integers, as the games take them)."""
+    out: dict[str, int] = {}
+    for kv in [x for x in spec.split(",") if x]:
+        k, sep, v = kv.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            sep = ""
+        if not sep or not k.strip():
+            raise ValueError(f"--game-params {kv!r}: want k=<integer>")
+    return out
+
+
+def _table(cfg: Any, prev: Optional[str]) -> list[str]:
+    """The generation table: ``--teach-table`` (``{policy}`` the current network), else the card
+    game's :func:`default_table`, else (a 2-seat game such as the duel) the network against the
+    teacher, which dgteach rotates a seat per game so the network plays both roles."""
+    if cfg.teach_table:
+        return [t.replace("{policy}", prev or "") for t in cfg.teach_table.split(",")]
+    if cfg.game == DEFAULT_GAME:
+        return default_table(cfg.players, prev)
+    t = _teacher(cfg, prev)
+    return [f"policy:{prev}" if prev else t, t]
+
+
+def _teacher(cfg: Any, prev: Optional[str]) -> str:
+    """``--teacher`` with ``{policy}`` the current network: ``search:policy:{policy}`` is the search
+    it guides (the duel: the network's move unless the search finds one clearly better), whose
+    choices label (dgteach's demonstrations: q is 1 on the choice), a teacher that improves with the network."""
+    return cfg.teacher.replace("{policy}", prev or "")
+
+
+def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: float,
+             prior: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ce, mse)`` per sample: the cross-entropy against ``softmax(q / tau)`` over the
     legal cards, and the centred squared error of ``logits * tau`` against ``q``
     (its mean over the legal cards, less the square of its mean: invariant to
-    a constant added to every logit), in points squared."""
+    a constant added to every logit), in points squared. With ``prior`` (a
+    policy's logits, ``--exit-prior``) the target is ``softmax(prior + q / tau)``,
+    the prior improved by the values, and the regression is of ``(logits - prior) * tau``
+    on ``q``: the same optimum, ``logits = prior + q / tau`` up to a constant."""
     lg = masked_logits(logits, mask)
     lsm = torch.log_softmax(lg, dim=1)
-    tgt = torch.softmax(masked_logits(q / tau, mask), dim=1)
+    tgt = torch.softmax(masked_logits(q / tau if prior is None else q / tau + prior, mask), dim=1)
     ce = -(tgt * lsm.masked_fill(~mask, 0.0)).sum(1)
     m = mask.float()
     n = m.sum(1).clamp(min=1.0)
-    d = (logits * tau - q) * m
+    d = ((logits if prior is None else logits - prior) * tau - q) * m
     mean = d.sum(1) / n
     mse = (d.square().sum(1) / n) - mean.square()
     return ce, mse
@@ -190,6 +241,13 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     iteration) and each evaluation (``"eval"``); tests raise from it to stop the
     run as a kill would."""
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
+    if cfg.game != DEFAULT_GAME and cfg.ret_mix:
+        raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
+    for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
+                     ("--teacher {policy}", "{policy}" in cfg.teacher and not cfg.exit_from)):
+        if on and not cfg.exit_start:
+            raise ValueError(f"{flag}: needs the start policy; give --exit-start")
+    game_params(cfg.game_params)
     out = Path(cfg.out) if cfg.out else default_out(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     pinned = _pinned(cfg)
@@ -211,12 +269,7 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     pol_dir.mkdir(exist_ok=True)
     prev: Optional[str] = None
     if cfg.exit_start:
-        start = Path(cfg.exit_start)
-        if not start.exists() and not start.is_absolute():
-            repo = find_repo()
-            start = repo / start if repo is not None else start
-        if not start.exists():
-            raise ValueError(f"--exit-start {start}: no such policy file")
+        start = _start_file(cfg)
         if not (pol_dir / "start.onnx").exists():
             shutil.copyfile(start, pol_dir / "start.onnx.tmp")
             os.replace(pol_dir / "start.onnx.tmp", pol_dir / "start.onnx")
@@ -274,6 +327,17 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     return summary
 
 
+def _start_file(cfg: Any) -> Path:
+    """``--exit-start``'s policy file (a relative path: from here, else from the repository)."""
+    start = Path(cfg.exit_start)
+    if not start.exists() and not start.is_absolute():
+        repo = find_repo()
+        start = repo / start if repo is not None else start
+    if not start.exists():
+        raise ValueError(f"--exit-start {start}: no such policy file")
+    return start
+
+
 def _net_from(d: dict[str, Any]) -> PolicyNet:
     c = d["config"]
     net = PolicyNet(c["obs_size"], c["hidden"], c["activation"], num_actions=c["num_actions"], features=c.get("features"))
@@ -290,10 +354,16 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     missing = [k for k in range(shards) if k not in have]
     if not missing:
         return
-    table = cfg.teach_table.split(",") if cfg.teach_table else default_table(cfg.players, prev)
-    table = [t.replace("{policy}", prev or "") for t in table]
-    cmd = [str(dgteach), "-players", str(cfg.players), "-table", ",".join(table), "-policies", str(pol_dir),
-           "-games", str(games), "-shard-games", str(sg), "-worlds", str(cfg.teach_worlds), "-eps", str(cfg.teach_eps),
+    table = _table(cfg, prev)
+    if cfg.game == DEFAULT_GAME:
+        who = ["-players", str(cfg.players)]
+    else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
+        who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)]
+        who += ["-game-params", cfg.game_params] if cfg.game_params else []
+    # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
+    worlds = ["-worlds", str(cfg.teach_worlds)] if cfg.teach_worlds or cfg.game == DEFAULT_GAME else []
+    cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),
+           "-games", str(games), "-shard-games", str(sg), *worlds, "-eps", str(cfg.teach_eps),
            "-seed", str(_seed(cfg.teach_seed or cfg.seed, i) % (1 << 62)), "-out", str(data), "-quiet",
            "-from", str(missing[0])]
     if cfg.deals:
@@ -358,6 +428,18 @@ def _metrics(net: PolicyNet, va: dict[str, torch.Tensor], tau: float) -> dict[st
     return m
 
 
+def _keep(net: PolicyNet, prior: PolicyNet, va: dict[str, torch.Tensor]) -> float:
+    """The share of ``va``'s decisions where ``net`` plays ``prior``'s greedy action."""
+    net.eval()
+    same, n = 0, va["obs"].shape[0]
+    with torch.no_grad():
+        for s in range(0, n, 8192):
+            obs, mask = va["obs"][s : s + 8192].float(), va["mask"][s : s + 8192]
+            same += int((masked_logits(net(obs)[0], mask).argmax(1) == masked_logits(prior(obs)[0], mask).argmax(1)).sum())
+    net.train()
+    return same / max(n, 1)
+
+
 def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int], None]], t0: float,
            budget: float) -> bool:
     """Train iteration ``i`` (resuming ``iter-<i>/state.pt``); write ``final.pt`` and ``train.json``.
@@ -368,7 +450,8 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     players = int(meta["players"])
     sections = meta["obs"]["sections"]
     offs = {s["name"]: int(s["offset"]) for s in sections}
-    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]))
+    card = cfg.game == DEFAULT_GAME
+    pmeta = PolicyMeta.from_spec(teach_spec(meta), deals=int(meta["deals"]) if card else None)
     state_path = it / "state.pt"
     torch.manual_seed(_seed(cfg.seed, i, 1))
     if state_path.exists():
@@ -377,9 +460,15 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     elif i > 0:
         st = None
         net = _net_from(torch.load(str(_final_path(cfg, out, i - 1)), map_location="cpu", weights_only=True))
+    elif cfg.exit_warm:  # iteration 0 from the start policy's weights (dgenv.warmstart: its actor, a new value head)
+        st = None
+        net, m0 = net_from_onnx(out / "policies" / "start.onnx")  # run_expert's copy of --exit-start
+        if m0.obs_size != D or m0.num_actions != int(meta["num_actions"]) or m0.game != cfg.game:
+            raise ValueError(f"--exit-start {cfg.exit_start}: a policy of {m0.game} ({m0.obs_size} inputs, "
+                             f"{m0.num_actions} actions); the labels are {cfg.game}'s ({D}, {meta['num_actions']})")
     else:
         st = None
-        feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features else None
+        feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features and card else None
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
     dev = torch.device(cfg.device)
@@ -395,7 +484,13 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     if st is not None:
         opt.load_state_dict(st["opt"])
         epoch, b, hist, run = int(st["epoch"]), int(st["batch"]), list(st["hist"]), dict(st["run"])
-    perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    augment = cfg.augment and card  # renaming colours is the card game's symmetry
+    if augment:
+        perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
+    prior_net = None
+    if cfg.exit_prior:  # the targets improve the start policy by the values (its logits + q / tau)
+        prior_net = net_from_onnx(out / "policies" / "start.onnx")[0].to(dev)
+        prior_net.eval()
     t_it = time.monotonic()
     last_ck = time.monotonic()
 
@@ -416,13 +511,18 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
             obs, mask, q = tr["obs"][idx], tr["mask"][idx], tr["q"][idx]
             if cfg.ret_mix:
                 q = mix_return(q, tr["played"][idx], tr["ret"][idx], cfg.ret_mix)
-            if cfg.augment:
+            if augment:
                 gen = torch.Generator().manual_seed(_seed(cfg.seed, i, epoch, b, 7))
                 k = torch.randint(0, perm_obs.shape[0], (idx.numel(),), generator=gen)
                 obs, mask, q = obs.gather(1, perm_obs[k]), mask.gather(1, perm_act[k]), q.gather(1, perm_act[k])
             obs, mask, q = obs.to(dev), mask.to(dev), q.to(dev)
             lg, v = net(obs.float())
-            ce, mse = q_losses(lg, mask, q, cfg.tau)
+            if prior_net is None:
+                ce, mse = q_losses(lg, mask, q, cfg.tau)
+            else:
+                with torch.no_grad():
+                    pl, _ = prior_net(obs.float())
+                ce, mse = q_losses(lg, mask, q, cfg.tau, prior=pl)
             vl = 0.5 * (v - tr["vt"][idx].to(dev)).square().mean()
             loss = ce.mean() + cfg.q_mse * mse.mean() + cfg.vf_coef * vl
             opt.zero_grad(set_to_none=True)
@@ -449,6 +549,10 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         hist.append({"epoch": epoch + 1, "train_loss": run["loss"] / nk, "train_ce": run["ce"] / nk,
                      "train_q_mse": run["mse"] / nk, "val_agree": m["agree"], "val_regret": m["regret"],
                      "val_gain": m["gain"], "val_ce": m["ce"]})
+        if prior_net is not None:  # how often the network keeps the start policy's choice (held out)
+            hist[-1]["val_keep"] = _keep(net.to("cpu"), prior_net.to("cpu"), va)
+            net.to(dev)
+            prior_net.to(dev)
         if cfg.progress:
             print(f"expert iteration {i} epoch {epoch + 1}/{epochs}: {json.dumps(hist[-1])}", file=sys.stderr, flush=True)
         run = {"loss": 0.0, "ce": 0.0, "mse": 0.0, "v": 0.0, "k": 0}
@@ -467,15 +571,26 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
 def _evaluate(cfg: Any, pol_dir: Path, name: str, i: int) -> list[dict[str, Any]]:
     """``bin/dgeval`` at each table of ``cfg.exit_eval`` (``"bot,bot,...:games"``): every agent's score difference."""
     res = []
+    card = cfg.game == DEFAULT_GAME
     for spec in [x for x in cfg.exit_eval.split(";") if x]:
         opps, _, games = spec.rpartition(":")
         agents = [f"policy:{name}"] + opps.split(",")
+        kw: dict[str, Any] = {} if card else {"game": cfg.game, "game_params": game_params(cfg.game_params)}
         r = evaluate(agents, games=int(games), players=len(agents), deals=cfg.deals, seed=cfg.eval_seed,
                      duplicate=True, policies=str(pol_dir), backend="dgeval", progress=False,
-                     workers=cfg.teach_workers or 0)
-        res.append({"table": ",".join(agents), "games": r["games"],
-                    "diff": {a["name"]: [a["score_diff"]["mean"], a["score_diff"]["ci95"]] for a in r["agents"]}})
+                     workers=cfg.teach_workers or 0, **kw)
+        e = {"table": ",".join(agents), "games": r["games"],
+             "diff": {a["name"]: [a["score_diff"]["mean"], a["score_diff"]["ci95"]] for a in r["agents"]}}
+        if not card:  # each seat's record (the duel: seat 0 Goliath, seat 1 David): the network's in each role
+            e["by_seat"] = {f"{b['name']}@{b['seat']}": [b["score"]["mean"], b["score"]["ci95"], b["wins"], b["draws"],
+                                                      b["losses"]] for b in r["by_seat"]}
+        res.append(e)
     return res
+
+
+def _record(mean: float, ci: Optional[float], w: int, d: int, lo: int) -> str:
+    """A seat's record: score per game, its 95% interval (none from one game), wins-draws-losses."""
+    return f"{mean:+.2f} ± {ci:.2f} ({w}-{d}-{lo})" if ci is not None else f"{mean:+.2f} ({w}-{d}-{lo})"
 
 
 def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -492,6 +607,10 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
             for agent, (mean, ci) in e["diff"].items():
                 who = "net" if agent.startswith("policy:") else agent
                 f[f"{tag}|{who}"] = f"{mean:+.2f} ± {ci:.2f}"
+            for key, (mean, ci, w, d, l) in e.get("by_seat", {}).items():  # games other than the card game
+                agent, _, seat = key.rpartition("@")
+                if agent.startswith("policy:"):  # the network's score in each seat (role), wins-draws-losses
+                    f[f"{tag}|net seat {seat}"] = _record(mean, ci, w, d, l)
         flat.append(f)
     keys: list[str] = []
     for f in flat:
@@ -536,16 +655,20 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
         d = json.loads(f.read_text())
         i = int(d["iteration"])
         paired = ""
+        nd = 4 if any("by_seat" in e for e in d["evals"]) else 3  # another game's values (the duel's: -1..1) want a digit more
         if reference is not None:
             h = heldout_gain(Path(run), i, Path(run) / "policies" / f"exit-{i}.onnx", reference)
-            paired = f"{h[1] - h[2]:+.3f} ± {h[3]:.3f}" if h else ""
+            paired = f"{h[1] - h[2]:+.{nd}f} ± {h[3]:.{nd}f}" if h else ""
         cells = []
         for e in d["evals"]:
+            if "by_seat" in e:  # another game than the card game: the network's score in each seat (role)
+                cells += [_record(*rec) for key, rec in e["by_seat"].items() if key.startswith("policy:")]
+                continue
             for agent, (mean, ci) in e["diff"].items():
                 if agent.startswith("policy:") or agent == "search":
                     cells.append(f"{mean:+.2f} ± {ci:.2f}")
         done = _t.strftime("%H:%M", _t.gmtime(f.stat().st_mtime))
-        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.3f} | {paired} | "
+        lines.append(f"| {i} | {d['records']:,} | {d['held_out']:,} | {d['val_gain']:.{nd}f} | {paired} | "
                      + " | ".join(cells) + f" | {done} |")
     return "\n".join(lines)
 
