@@ -220,7 +220,7 @@ def test_duel_expert_run_plays_both_roles_and_resumes_bit_for_bit(tmp_path):
     assert set(z["seat"].tolist()) == {0, 1}
     m = z["mask"].astype(bool)
     assert (m.sum(1) > 1).all() and np.abs(z["q"][m]).max() <= 1.0 and (z["q"][~m] == 0).all()
-    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == PRESETS["duel-expert-values"]["tau"]
+    assert read_meta(s["policy"]).game == "duel" and read_meta(s["policy"]).logit_scale == 1.0  # points per logit: the card game's, without a prior
     # each table's evaluation has the network's record in each seat (Goliath 0, David 1), in curve.csv and the table
     ev = rows[1]["evals"]
     assert [e["table"] for e in ev] == ["policy:exit-1,heuristic", "policy:exit-1,random"]

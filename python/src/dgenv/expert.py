@@ -306,7 +306,9 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
             d = torch.load(str(final), map_location="cpu", weights_only=True)
             net = _net_from(d)
             tmp = it / "exported.onnx"  # not in pol_dir: dgteach and dgeval refuse a file name like "x.tmp.onnx"
-            pmeta = dataclasses.replace(PolicyMeta.from_props(d["meta"]), logit_scale=float(cfg.tau))  # logit * tau ~ q
+            pmeta = PolicyMeta.from_props(d["meta"])
+            if cfg.game == DEFAULT_GAME and not cfg.exit_prior:  # logit * tau ~ q, in points
+                pmeta = dataclasses.replace(pmeta, logit_scale=float(cfg.tau))
             export_onnx(net, pmeta, tmp,
                         description=f"dgenv.train {cfg.name}: expert iteration {i}, seed {cfg.seed}")
             os.replace(tmp, onnx)
