@@ -133,7 +133,7 @@ def parse_params(text: str) -> dict[str, int]:
             out[k.strip()] = int(v)
         except ValueError:
             sep = ""
-        if not sep:
+        if not sep or not k.strip():
             raise ValueError(f"game parameter {kv!r}: want k=<integer>")
     return out
 

@@ -74,6 +74,7 @@ import numpy as np
 import torch
 
 from ._trainutil import default_out, find_dgteach, game_potential, imitation_metrics, load_teach, teach_spec
+from ._trainutil import parse_params as game_params  # --game-params "k=v,k=v"
 from .evaluate import evaluate
 from .imitate import colour_permutations
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
@@ -96,20 +97,6 @@ _FALLBACK = ["search", "heuristic", "random", "heuristic", "random"]
 def default_table(players: int, policy: Optional[str]) -> list[str]:
     """The generation table: the network (or, with none yet, ``search``), then the mixed table's bots."""
     return [f"policy:{policy}" if policy else "search"] + _FALLBACK[: players - 1]
-
-
-def game_params(spec: str) -> dict[str, int]:
-    """``--game-params`` ``"k=v,k=v"`` as a mapping (integers, as the games take them)."""
-    out: dict[str, int] = {}
-    for kv in [x for x in spec.split(",") if x]:
-        k, sep, v = kv.partition("=")
-        try:
-            out[k.strip()] = int(v)
-        except ValueError:
-            sep = ""
-        if not sep or not k.strip():
-            raise ValueError(f"--game-params {kv!r}: want k=<integer>")
-    return out
 
 
 def _table(cfg: Any, prev: Optional[str]) -> list[str]:
