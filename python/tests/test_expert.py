@@ -312,3 +312,49 @@ def test_duel_expert_labels_by_the_search_the_network_guides(tmp_path):
         assert (q.sum(1) == 1).all() and (q[np.arange(len(q)), z["action"]] == 1).all() and m[q == 1].all()
     with pytest.raises(ValueError, match="--teacher {policy}: needs the start policy"):
         run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False, exit_prior=False))
+
+
+def test_decision_gains_judge_the_played_card_and_each_policy_on_the_same_decisions(tmp_path, capsys):
+    import subprocess
+
+    import numpy as np
+
+    from dgenv.expert import decision_gains, main
+    from dgenv.imitate import find_dgteach
+    from dgenv.policy import onnx_forward
+
+    # search at every seat, no exploration: each seat plays the teacher's own choice, the best label
+    d = tmp_path / "teach"
+    subprocess.run([str(find_dgteach()), "-table", "search,search,search,search", "-worlds", "2", "-eps", "0",
+                    "-games", "2", "-shard-games", "1", "-seed", "5", "-workers", "1", "-quiet", "-out", str(d)], check=True)
+    zs = [np.load(f) for f in sorted(d.glob("shard-*.npz"))]
+    q = np.concatenate([z["q"] for z in zs]).astype(np.float64)
+    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
+    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
+    mean = (q * mask).sum(1) / mask.sum(1)
+    best = np.where(mask, q, -np.inf).max(1) - mean
+    nets = [Path(__file__).resolve().parents[2] / "policies" / f"{n}.onnx" for n in ("expert", "imitate-search")]
+    rows = decision_gains(d, nets)
+    assert [r["name"] for r in rows] == ["played", "expert", "imitate-search"]
+    assert rows[0]["decisions"] == len(q) > 50
+    assert rows[0]["gain"] == pytest.approx(best.mean())  # the teacher's seat played its best label
+    gains = []
+    for r, p in zip(rows[1:], nets):
+        a = np.where(mask, onnx_forward(str(p), obs), -np.inf).argmax(1)
+        assert mask[np.arange(len(a)), a].all()
+        g = q[np.arange(len(q)), a] - mean
+        gains.append(g)
+        assert r["gain"] == pytest.approx(g.mean())
+        assert r["vs_played"][0] == pytest.approx(g.mean() - best.mean())
+        assert r["vs_played"][0] <= 1e-9 and r["vs_played"][1] > 0  # nothing beats the best label on its own labels
+    assert "vs_first" not in rows[1]
+    assert rows[2]["vs_first"][0] == pytest.approx((gains[1] - gains[0]).mean())
+
+    assert main(["--gains", str(d), str(nets[0])]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].startswith(f"| played | {len(q):,} | {best.mean():.3f} |") and out[3].startswith("| expert |")
+    with pytest.raises(SystemExit):
+        main(["--gains", str(tmp_path)])  # no shards: a clear error, not a traceback
+    assert "no dgteach shards" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([])  # neither a run nor --gains

@@ -612,6 +612,32 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     tmp.replace(out / "curve.csv")
 
 
+def _label_arrays(files: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(obs float32, mask bool, q float64, played int)`` of dgteach shards, concatenated."""
+    zs = [np.load(f) for f in files]
+    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
+    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
+    q = np.concatenate([z["q"] for z in zs]).astype(np.float64)
+    played = np.concatenate([z["played"] for z in zs]).astype(np.int64)
+    return obs, mask, q, played
+
+
+def _gains(q: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per decision: the labels' value of card ``a`` less their mean over the legal cards (points)."""
+    return q[np.arange(len(q)), a] - (q * mask).sum(1) / mask.sum(1)
+
+
+def _policy_gains(p: Path, obs: np.ndarray, mask: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The gain of the policy's greedy legal card at each decision."""
+    lg = np.concatenate([onnx_forward(str(p), obs[s : s + 8192]) for s in range(0, len(obs), 8192)])
+    return _gains(q, mask, np.where(mask, lg, -np.inf).argmax(1))
+
+
+def _paired(d: np.ndarray) -> tuple[float, float]:
+    """Mean of per-decision differences and the half-width of its 95% interval."""
+    return float(d.mean()), float(1.96 * d.std() / math.sqrt(max(len(d), 1)))
+
+
 def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[tuple[int, float, float, float]]:
     """On iteration ``i``'s held-out shards (numbered 19 mod 20) of ``run``: ``(decisions, gain of
     policy, gain of reference, half-width of the 95% interval of their paired difference)``,
@@ -619,19 +645,34 @@ def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[t
     fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
     if not fs:
         return None
-    zs = [np.load(f) for f in fs]
-    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
-    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
-    q = np.concatenate([z["q"] for z in zs])
-    mean = (q * mask).sum(1) / mask.sum(1)
+    obs, mask, q, _ = _label_arrays(fs)
+    g, r = _policy_gains(policy, obs, mask, q), _policy_gains(reference, obs, mask, q)
+    return (len(q), float(g.mean()), float(r.mean()), _paired(g - r)[1])
 
-    def gain(p: Path) -> np.ndarray:
-        a = np.where(mask, onnx_forward(str(p), obs), -1e9).argmax(1)
-        return np.asarray(q[np.arange(len(q)), a] - mean, dtype=np.float64)
 
-    g, r = gain(policy), gain(reference)
-    d = g - r
-    return len(q), float(g.mean()), float(r.mean()), float(1.96 * d.std() / math.sqrt(len(d)))
+def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
+    """Every decision of a dgteach directory (all shards): the gain (points per decision) of the
+    card that was played and of each policy's greedy card, on the same decisions. The first row is
+    ``"played"``: with ``-eps 0`` and a table of bots other than the teacher (or ``-prior-weight 0``),
+    the table's bots' own choices, judged by labels independent of them; so a network is compared
+    with a search on the search's positions. Each policy's row has its paired difference (and the
+    95% half-width) with the played card and with the first policy."""
+    fs = sorted(Path(data).glob("shard-*.npz"))
+    if not fs:
+        raise ValueError(f"{data}: no dgteach shards")
+    obs, mask, q, played = _label_arrays(fs)
+    base = _gains(q, mask, played)
+    rows: list[dict[str, Any]] = [{"name": "played", "decisions": len(q), "gain": float(base.mean())}]
+    first: Optional[np.ndarray] = None
+    for p in policies:
+        g = _policy_gains(p, obs, mask, q)
+        row: dict[str, Any] = {"name": Path(p).stem, "decisions": len(q), "gain": float(g.mean()),
+                               "vs_played": _paired(g - base)}
+        if first is not None:
+            row["vs_first"] = _paired(g - first)
+        first = g if first is None else first
+        rows.append(row)
+    return rows
 
 
 def curve_table(run: Path, reference: Optional[Path] = None) -> str:
@@ -663,13 +704,29 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m dgenv.expert RUN [--reference ONNX]``: print the run's curve as a markdown table."""
+    """``python -m dgenv.expert RUN [--reference ONNX]``: print the run's curve as a markdown table.
+    ``python -m dgenv.expert --gains DIR ONNX...``: :func:`decision_gains` of a dgteach directory."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m dgenv.expert", description=main.__doc__)
-    p.add_argument("run", type=Path)
+    p.add_argument("run", type=Path, nargs="?")
     p.add_argument("--reference", type=Path, default=None, help="policy whose held-out gain each iteration's is paired with")
+    p.add_argument("--gains", type=Path, nargs="+", metavar=("DIR", "ONNX"),
+                   help="a dgteach directory, then policies: the gain per decision of the played card and of each")
     a = p.parse_args(argv)
+    if (a.run is None) == (a.gains is None):
+        p.error("give a run directory or --gains DIR ONNX..., not both")
+    if a.gains is not None:
+        try:
+            rows = decision_gains(a.gains[0], a.gains[1:])
+        except (ValueError, OSError) as e:
+            p.error(str(e))
+        print("| | decisions | gain | less the played card's | less the first policy's |")
+        print("|---|---|---|---|---|")
+        for r in rows:
+            cells = [f"{r[k][0]:+.3f} ± {r[k][1]:.3f}" if k in r else "" for k in ("vs_played", "vs_first")]
+            print(f"| {r['name']} | {r['decisions']:,} | {r['gain']:.3f} | " + " | ".join(cells) + " |")
+        return 0
     print(curve_table(a.run, a.reference))
     return 0
 
