@@ -356,5 +356,12 @@ def test_decision_gains_judge_the_played_card_and_each_policy_on_the_same_decisi
     with pytest.raises(SystemExit):
         main(["--gains", str(tmp_path)])  # no shards: a clear error, not a traceback
     assert "no dgteach shards" in capsys.readouterr().err
+    old = tmp_path / "old"  # shards of a dgteach from before "played": the held-out gain still works, --gains says why not
+    old.mkdir()
+    shutil.copyfile(d / "meta.json", old / "meta.json")
+    with np.load(d / "shard-00000.npz") as z:
+        np.savez(old / "shard-00000.npz", **{k: z[k] for k in z.files if k != "played"})
+    with pytest.raises(ValueError, match="without the played cards"):
+        decision_gains(old, nets)
     with pytest.raises(SystemExit):
         main([])  # neither a run nor --gains

@@ -612,13 +612,14 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     tmp.replace(out / "curve.csv")
 
 
-def _label_arrays(files: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(obs float32, mask bool, q float64, played int)`` of dgteach shards, concatenated."""
+def _label_arrays(files: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """``(obs float32, mask bool, q float64, played int)`` of dgteach shards, concatenated;
+    ``played`` is None unless every shard records it (dgteach before ``played`` did not)."""
     zs = [np.load(f) for f in files]
     obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
     mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
     q = np.concatenate([z["q"] for z in zs]).astype(np.float64)
-    played = np.concatenate([z["played"] for z in zs]).astype(np.int64)
+    played = np.concatenate([z["played"] for z in zs]).astype(np.int64) if all("played" in z for z in zs) else None
     return obs, mask, q, played
 
 
@@ -661,6 +662,8 @@ def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
     if not fs:
         raise ValueError(f"{data}: no dgteach shards")
     obs, mask, q, played = _label_arrays(fs)
+    if played is None:
+        raise ValueError(f"{data}: a shard without the played cards (written by an older dgteach)")
     base = _gains(q, mask, played)
     rows: list[dict[str, Any]] = [{"name": "played", "decisions": len(q), "gain": float(base.mean())}]
     first: Optional[np.ndarray] = None
