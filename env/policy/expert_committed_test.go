@@ -10,12 +10,12 @@ import (
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
-// The committed expert-iteration network (policies/expert.onnx, iteration 22,
-// docs/training.md "A network that plays without search") plays the
-// 4-player card game, and one seat of it against three heuristic bots
-// scores clearly more than the committed imitation network in the same games
-// (docs/training.md: +26.51 ± 1.57 points a game over 2,000 duplicate games;
-// in these 96, +47.65 ± 5.78 against +9.63 ± 6.87).
+// The committed expert-iteration network (policies/expert.onnx, iteration 27
+// of the --ret-mix 0.5 continuation, docs/training.md "A network that plays
+// without search") plays the 4-player card game, and one seat of it against
+// three heuristic bots scores clearly more than the committed imitation
+// network in the same games (docs/training.md: +38.02 against +9.53 over
+// 2,000 duplicate games; in these 96, +37.48 ± 7.82 against +9.63 ± 6.87).
 // Bots and seeds are deterministic: the same games every run.
 func TestCommittedExpertPolicy(t *testing.T) {
 	reg := games.Default()
