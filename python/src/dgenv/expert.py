@@ -80,6 +80,7 @@ from .imitate import colour_permutations
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta, onnx_forward
 from .server import find_repo
+from .stats import estimate95
 from .spec import DEFAULT_GAME
 from .warmstart import net_from_onnx
 
@@ -612,15 +613,11 @@ def _write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     tmp.replace(out / "curve.csv")
 
 
-def _label_arrays(files: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """``(obs float32, mask bool, q float64, played int)`` of dgteach shards, concatenated;
-    ``played`` is None unless every shard records it (dgteach before ``played`` did not)."""
+def _label_arrays(files: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(obs float32, mask bool, q float64)`` of some of a dgteach directory's shards, concatenated."""
     zs = [np.load(f) for f in files]
-    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
-    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
-    q = np.concatenate([z["q"] for z in zs]).astype(np.float64)
-    played = np.concatenate([z["played"] for z in zs]).astype(np.int64) if all("played" in z for z in zs) else None
-    return obs, mask, q, played
+    return (np.concatenate([z["obs"] for z in zs]).astype(np.float32),
+            np.concatenate([z["mask"] for z in zs]).astype(bool), np.concatenate([z["q"] for z in zs]).astype(np.float64))
 
 
 def _gains(q: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -635,8 +632,9 @@ def _policy_gains(p: Path, obs: np.ndarray, mask: np.ndarray, q: np.ndarray) -> 
 
 
 def _paired(d: np.ndarray) -> tuple[float, float]:
-    """Mean of per-decision differences and the half-width of its 95% interval."""
-    return float(d.mean()), float(1.96 * d.std() / math.sqrt(max(len(d), 1)))
+    """Mean of per-decision differences and the half-width of its 95% interval (:func:`estimate95`)."""
+    e = estimate95(d)
+    return e["mean"], e["ci95"]
 
 
 def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[tuple[int, float, float, float]]:
@@ -646,7 +644,7 @@ def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[t
     fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
     if not fs:
         return None
-    obs, mask, q, _ = _label_arrays(fs)
+    obs, mask, q = _label_arrays(fs)
     g, r = _policy_gains(policy, obs, mask, q), _policy_gains(reference, obs, mask, q)
     return (len(q), float(g.mean()), float(r.mean()), _paired(g - r)[1])
 
@@ -661,10 +659,11 @@ def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
     fs = sorted(Path(data).glob("shard-*.npz"))
     if not fs:
         raise ValueError(f"{data}: no dgteach shards")
-    obs, mask, q, played = _label_arrays(fs)
-    if played is None:
+    _, arr, _ = load_teach(Path(data))
+    if "played" not in arr:
         raise ValueError(f"{data}: a shard without the played cards (written by an older dgteach)")
-    base = _gains(q, mask, played)
+    obs, mask, q = arr["obs"].astype(np.float32), arr["mask"], arr["q"].astype(np.float64)
+    base = _gains(q, mask, arr["played"])
     rows: list[dict[str, Any]] = [{"name": "played", "decisions": len(q), "gain": float(base.mean())}]
     first: Optional[np.ndarray] = None
     for p in policies:
