@@ -633,7 +633,7 @@ def _policy_gains(p: Path, obs: np.ndarray, mask: np.ndarray, q: np.ndarray) -> 
 
 def _paired(d: np.ndarray) -> tuple[float, float]:
     """Mean of per-decision differences and the half-width of its 95% interval (:func:`estimate95`)."""
-    e = estimate95(d)
+    e = estimate95(d.tolist())
     return e["mean"], e["ci95"]
 
 
