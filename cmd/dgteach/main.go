@@ -23,8 +23,20 @@
 //	                        of the returns (the card game: the deal's points, at its end)
 //	seat   uint8   [n]      the acting seat (0..P-1)
 //
+// -teacher rollout labels with the table's own values instead (rollout.go):
+// each legal action played in the true state, then the deal finished by the
+// bots of -rollout-table (default the table), -rollouts times. The values
+// are then those of the opponents as they are, one world a label:
+//
+//	dgteach -players 4 -table policy:expert,search,heuristic,random -policies policies \
+//	    -teacher rollout -rollout-table policy:expert,policy:expert,heuristic,random -label-seats 0 -out runs/ro
+//
+// -label-seats labels only the decisions of some table positions (the
+// others are played, not recorded).
+//
 // Shard i holds games i*G .. (i+1)*G-1; game k's chance and bots' moves come
-// from -seed and k alone, so the data does not depend on -workers.
+// from -seed and k alone, so the data does not depend on -workers, and a
+// decision's labels from -seed, k and the decision alone.
 //
 // A teacher without values (-game duel, whose bots have none: -teacher,
 // default the game's "search" bot if it has one, else "heuristic") gives
@@ -72,6 +84,9 @@ type config struct {
 	minutes                                                  float64
 	out, prior                                               string
 	quiet                                                    bool
+	rollouts                                                 int    // -teacher rollout: playouts per action
+	rolloutTable, labelSeats                                 string // -rollout-table, -label-seats as given
+	labelAt                                                  []bool // table positions whose decisions are labelled
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -99,6 +114,9 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&c.out, "out", "", "output directory (required)")
 	policies := fs.String("policies", "", "directory of trained policies (<name>.onnx), usable in -table as \"policy:<name>\" and as -prior")
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress line")
+	fs.IntVar(&c.rollouts, "rollouts", 4, "-teacher rollout: playouts of each legal action from the true state")
+	fs.StringVar(&c.rolloutTable, "rollout-table", "", "-teacher rollout: bot per seat in its playouts, as -table (default: the table)")
+	fs.StringVar(&c.labelSeats, "label-seats", "", "table positions (before the rotation) whose decisions are labelled, comma-separated (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -114,6 +132,13 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// valuer scores every legal action of a state for the seat to act: an
+// env.ActionValuer (which uses only what that seat knows), or the
+// rolloutValuer, which plays the true state.
+type valuer interface {
+	ActionValues(s env.State, rng *env.RNG, legal []int, dst []float64)
 }
 
 // shardFunc writes shard i and returns its record count.
@@ -154,6 +179,23 @@ func generate(c config, policies string, stderr io.Writer) error {
 			c.teacher = "search"
 		}
 	}
+	if c.labelAt, err = parseSeats(c.labelSeats, g.NumPlayers()); err != nil {
+		return err
+	}
+	if c.teacher == rolloutTeacher {
+		v, err := newRolloutValuer(c, reg, g)
+		if err != nil {
+			return err
+		}
+		meta, fn, err := prepareValues(c, reg, g, v, loaded)
+		if err != nil {
+			return err
+		}
+		return runShards(c, meta, fn, stderr)
+	}
+	if c.rolloutTable != "" {
+		return fmt.Errorf("-rollout-table: only with -teacher %s", rolloutTeacher)
+	}
 	teacher, err := reg.NewBot(g, c.teacher)
 	if err != nil {
 		return fmt.Errorf("-teacher: %w", err)
@@ -165,7 +207,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if v, ok := teacher.(env.ActionValuer); ok {
 		meta, fn, err = prepareValues(c, reg, g, v, loaded)
 	} else {
-		for _, f := range []struct{ name, set string }{{"-prior", c.prior}, {"-worlds", c.worldsSet}} {
+		for _, f := range []struct{ name, set string }{{"-prior", c.prior}, {"-worlds", c.worldsSet}, {"-label-seats", c.labelSeats}} {
 			if f.set != "" {
 				return fmt.Errorf("%s: the teacher %s of %s scores no actions (no env.ActionValuer); it labels by its choices", f.name, c.teacher, g.Type().Name)
 			}
@@ -213,7 +255,7 @@ func newGame(reg *env.Registry, c config) (env.Game, error) {
 // search): the table's bots and the teacher come from the registry, the
 // teacher with -worlds worlds a decision when it samples worlds
 // (env.Sampler), and -prior adds a policy's logits to its values.
-func prepareValues(c config, reg *env.Registry, g env.Game, teacher env.ActionValuer, loaded map[string]*policy.Policy) (map[string]any, shardFunc, error) {
+func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, loaded map[string]*policy.Policy) (map[string]any, shardFunc, error) {
 	p := g.NumPlayers()
 	if !c.tableSet && len(c.table) != p { // the default table is the 4-player card game's
 		c.table = make([]string, p)
@@ -232,7 +274,11 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher env.ActionVa
 		}
 		bots[i] = b
 	}
-	if sm, ok := teacher.(env.Sampler); ok {
+	if _, ok := teacher.(rolloutValuer); ok {
+		if c.worldsSet != "" {
+			return nil, nil, fmt.Errorf("-worlds: the teacher %s samples no worlds (it plays the true state -rollouts times)", rolloutTeacher)
+		}
+	} else if sm, ok := teacher.(env.Sampler); ok {
 		v, ok := sm.WithSamples(c.worlds).(env.ActionValuer)
 		if !ok {
 			return nil, nil, fmt.Errorf("-worlds: the teacher %s of %s loses its values with %d worlds", c.teacher, g.Type().Name, c.worlds)
@@ -252,12 +298,22 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher env.ActionVa
 		}
 	}
 	lay := g.Observation()
+	worlds := c.worlds
+	if _, ok := teacher.(rolloutValuer); ok {
+		worlds = 1 // the true state
+	}
 	meta := map[string]any{
 		"format": "dgteach-v1", "players": p, "deals": g.Values()["deals"], "obs_size": lay.Size,
-		"num_actions": g.NumDistinctActions(), "table": c.table, "worlds": c.worlds, "eps": c.eps, "seed": c.seed,
+		"num_actions": g.NumDistinctActions(), "table": c.table, "worlds": worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"game": wire.GameOf(g),
-		"obs":  map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
+		"game": wire.GameOf(g), "teacher": c.teacher, "label_seats": c.labelSeats,
+		"obs": map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
+	}
+	if _, ok := teacher.(rolloutValuer); ok { // the playouts' bots, for the record
+		meta["rollouts"], meta["rollout_table"] = c.rollouts, c.table
+		if c.rolloutTable != "" {
+			meta["rollout_table"] = strings.Split(c.rolloutTable, ",")
+		}
 	}
 	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, prior, i) }, nil
 }
@@ -334,7 +390,7 @@ func runShards(c config, meta map[string]any, fn shardFunc, stderr io.Writer) er
 // shard plays games i*G .. (i+1)*G-1 and writes shard-%05d.npz, labelled
 // by the teacher's values (plus, with a prior, PriorWeight times the
 // prior policy's logits for the choice).
-func shard(c config, g env.Game, bots []env.Bot, teacher env.ActionValuer, prior *policy.Policy, i int) (int, error) {
+func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.Policy, i int) (int, error) {
 	p, na, D := g.NumPlayers(), g.NumDistinctActions(), g.Observation().Size
 	var (
 		obsB, maskB []uint8
@@ -360,8 +416,13 @@ func shard(c config, g env.Game, bots []env.Bot, teacher env.ActionValuer, prior
 		for seat := range p {
 			rngs[seat] = env.NewRNG(master.Uint64(), uint64(seat))
 		}
-		teach := env.NewRNG(master.Uint64(), 0x7eac)
+		teachSeed := master.Uint64() // decision n's labels draw from NewRNG(teachSeed, n) alone: the same whichever seats are labelled
 		explore := env.NewRNG(master.Uint64(), 0xe4e)
+		valuer := teacher
+		if rv, ok := teacher.(rolloutValuer); ok {
+			rv.rot = k
+			valuer = rv
+		}
 		// Records from pending on wait for the next change of the returns
 		// (the card game: the end of the deal) or the game's end.
 		pending := len(ret)
@@ -373,9 +434,16 @@ func shard(c config, g env.Game, bots []env.Bot, teacher env.ActionValuer, prior
 			at := (seat + k) % p // game k: table rotated by k seats
 			legal = s.AppendLegalActions(legal[:0])
 			a := legal[0]
-			if len(legal) > 1 {
+			if len(legal) > 1 && !c.labelAt[at] {
+				if explore.Float64() < c.eps {
+					a = legal[explore.IntN(len(legal))]
+				} else {
+					a = bots[at].Act(s, &rngs[seat])
+				}
+			} else if len(legal) > 1 {
 				qv := q[:len(legal)]
-				teacher.ActionValues(s, &teach, legal, qv)
+				teach := env.NewRNG(teachSeed, uint64(steps))
+				valuer.ActionValues(s, &teach, legal, qv)
 				s.WriteObservation(o, seat)
 				if prior != nil {
 					if err := prior.Logits(o, 1, pr); err != nil {

@@ -365,3 +365,26 @@ def test_decision_gains_judge_the_played_card_and_each_policy_on_the_same_decisi
         decision_gains(old, nets)
     with pytest.raises(SystemExit):
         main([])  # neither a run nor --gains
+
+
+def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_path):
+    # --exit-rollouts: dgteach -teacher rollout labels the decisions of --label-seats (the network's table position),
+    # its playouts by the generation table with search played by the network; no worlds
+    s = run_expert(tiny(tmp_path, exit_start="policies/imitate-search.onnx", exit_rollouts=1, label_seats="0", deals=1,
+                        exit_iterations=2, exit_eval="random,random,random:8", tau=4.0))
+    assert s["iterations"] == 2
+    for i, net in ((0, "start"), (1, "exit-0")):
+        d = tmp_path / "data" / f"iter-{i:03d}"
+        meta = json.loads((d / "meta.json").read_text())
+        assert (meta["teacher"], meta["worlds"], meta["rollouts"], meta["label_seats"]) == ("rollout", 1, 1, "0")
+        assert meta["table"] == [f"policy:{net}", "search", "heuristic", "random"]
+        assert meta["rollout_table"] == [f"policy:{net}", f"policy:{net}", "heuristic", "random"]
+        for f in sorted(d.glob("shard-*.npz")):
+            k = int(f.stem.split("-")[1])  # one game a shard: game k seats table position 0 at seat -k mod 4
+            seats = np.load(f)["seat"]
+            assert len(seats) > 0 and (seats == (-k) % 4).all()
+    c = config_from_args(["--preset", "expert-rollout"])
+    assert (c.exit_rollouts, c.label_seats, c.exit_start, c.exit_warm, c.vf_coef) == (2, "0", "policies/expert.onnx", True, 0.0)
+    with pytest.raises(ValueError, match="--rollout-table: give --exit-rollouts"):
+        run_expert(tiny(tmp_path / "b", rollout_table="heuristic,heuristic,heuristic,heuristic"))
+    assert not (tmp_path / "b").exists()

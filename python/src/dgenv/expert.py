@@ -112,6 +112,15 @@ def _table(cfg: Any, prev: Optional[str]) -> list[str]:
     return [f"policy:{prev}" if prev else t, t]
 
 
+def _rollout_table(cfg: Any, table: list[str], prev: Optional[str]) -> list[str]:
+    """The bots of the rollouts (``--exit-rollouts``): ``--rollout-table`` (``{policy}`` the current
+    network), else the generation table with ``search`` played by the network (a search a card
+    would cost a thousand playouts' time; the network imitates it)."""
+    if cfg.rollout_table:
+        return [t.replace("{policy}", prev or "") for t in cfg.rollout_table.split(",")]
+    return [f"policy:{prev}" if t == "search" and prev else t for t in table]
+
+
 def _teacher(cfg: Any, prev: Optional[str]) -> str:
     """``--teacher`` with ``{policy}`` the current network: ``search:policy:{policy}`` is the search
     it guides (the duel: the network's move unless the search finds one clearly better), whose
@@ -231,6 +240,10 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
     if cfg.game != DEFAULT_GAME and cfg.ret_mix:
         raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
+    if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table):
+        raise ValueError(f"--exit-rollouts, --rollout-table: the card game's only ({cfg.game} labels with --teacher)")
+    if cfg.rollout_table and not cfg.exit_rollouts:
+        raise ValueError("--rollout-table: give --exit-rollouts too (the number of rollouts of each card)")
     for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
                      ("--teacher {policy}", "{policy}" in cfg.teacher and not cfg.exit_from)):
         if on and not cfg.exit_start:
@@ -347,17 +360,21 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     table = _table(cfg, prev)
     if cfg.game == DEFAULT_GAME:
         who = ["-players", str(cfg.players)]
+        if cfg.exit_rollouts:  # the table's own values: no worlds
+            who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
     else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
         who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)]
         who += ["-game-params", cfg.game_params] if cfg.game_params else []
     # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
-    worlds = ["-worlds", str(cfg.teach_worlds)] if cfg.teach_worlds or cfg.game == DEFAULT_GAME else []
+    worlds = ["-worlds", str(cfg.teach_worlds)] if (cfg.teach_worlds or cfg.game == DEFAULT_GAME) and not cfg.exit_rollouts else []
     cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),
            "-games", str(games), "-shard-games", str(sg), *worlds, "-eps", str(cfg.teach_eps),
            "-seed", str(_seed(cfg.teach_seed or cfg.seed, i) % (1 << 62)), "-out", str(data), "-quiet",
            "-from", str(missing[0])]
     if cfg.deals:
         cmd += ["-deals", str(cfg.deals)]
+    if cfg.label_seats:
+        cmd += ["-label-seats", cfg.label_seats]
     if cfg.teach_workers:
         cmd += ["-workers", str(cfg.teach_workers)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -129,6 +129,11 @@ class TrainConfig:
     exit_games0: int = 0  # the first iteration's (0 = exit_games)
     exit_epochs0: int = 0  # the first iteration's epochs (0 = epochs)
     exit_window: int = 4  # iterations of labels trained on
+    # the card game's labels: 0 = the search's values (--teach-worlds worlds); K > 0 = the table's own values
+    # (dgteach -teacher rollout: each card played in the true state, the deal finished K times by --rollout-table)
+    exit_rollouts: int = 0
+    rollout_table: str = ""  # bots of those playouts ({policy} the current network; "" = the table, search played by the network)
+    label_seats: str = ""  # table positions whose decisions are labelled ("" = all; dgteach -label-seats)
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
     exit_warm: bool = False  # iteration 0 is fitted from --exit-start's weights (its actor, a new value head), not from scratch
@@ -252,6 +257,35 @@ PRESETS: dict[str, dict[str, Any]] = {
         tau=1.0,
         q_mse=0.05,
         vf_coef=0.5,
+        max_grad_norm=1.0,
+        minutes=0.0,
+        eval_seed=7,
+        exit_eval="heuristic,heuristic,heuristic:1000;search,heuristic,random:400",
+        ckpt_every_s=300.0,
+    ),
+    # Policy iteration on the table's own values (docs/training.md "The table's own values"): from the
+    # committed expert, each iteration labels the network's decisions at the mixed table by rollouts of the
+    # true state (its own later cards and search's played by the network, the heuristic and random seats by
+    # themselves), fits on the last 2 iterations' labels from the network before, and plays the tables.
+    "expert-rollout": dict(
+        name="expert-rollout",
+        algo="expert",
+        teach_seed=29,
+        exit_rollouts=2,
+        label_seats="0",
+        teach_eps=0.05,
+        exit_iterations=10,
+        exit_games=2400,
+        exit_window=2,  # the values are the last networks': older ones are another policy's
+        exit_start="policies/expert.onnx",
+        exit_warm=True,
+        epochs=4,
+        lr=3e-4,
+        lr_final=0.1,
+        batch_size=1024,
+        tau=4.0,
+        q_mse=0.05,
+        vf_coef=0.0,
         max_grad_norm=1.0,
         minutes=0.0,
         eval_seed=7,

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/davidgoliath/dgenv/env"
+)
+
+// The table's own values (-teacher rollout): each legal action is valued in
+// the game as it really is, not in sampled worlds. The action is played in
+// a copy of the true state, then the rollout table's bots (-rollout-table,
+// default the table) play every seat, each from its own observation, until
+// the returns change (the card game: the end of the deal) or the game ends;
+// the value is the acting seat's change less the mean of the others'
+// (env.ZeroSum, the units of the search's values and of ret), averaged
+// over -rollouts playouts. The playouts of every action share their random
+// numbers (common random numbers).
+//
+// The true state is one world drawn from the real posterior of what the
+// acting seat knows (the deal as it was dealt, and the other seats' plays
+// as their bots made them), so a network fitted to these labels learns,
+// averaged over the deals that look the same to the seat, the value of
+// each card against these opponents when the seat then plays as its
+// rollout bot: an approximate policy iteration step. Unlike the search's
+// values, no seat's future plays see a whole world (no strategy fusion) and
+// the other seats are modelled by what they are, not by the heuristic. The
+// price is one world a label: more labels must average its noise.
+
+// rolloutValuer is the -teacher rollout teacher of one game (rot: the game
+// rotates the table by rot seats, as shard does).
+type rolloutValuer struct {
+	bots     []env.Bot // the rollout table, by table position
+	rollouts int
+	rot      int
+}
+
+// ActionValues implements env.ActionValuer. s is left as it was.
+func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst []float64) {
+	p := len(v.bots)
+	me := s.CurrentPlayer()
+	before, after := make([]float64, p), make([]float64, p)
+	s.WriteReturns(before)
+	seeds := make([]uint64, v.rollouts)
+	for r := range seeds {
+		seeds[r] = rng.Uint64()
+	}
+	var sim env.State
+	for j, a := range legal {
+		sum := 0.0
+		for r, seed := range seeds {
+			if c, ok := sim.(env.Copier); ok {
+				c.CopyFrom(s)
+			} else {
+				sim = s.Clone()
+			}
+			sim.ApplyUnchecked(a)
+			rr := env.NewRNG(seed, uint64(r))
+			for {
+				sim.WriteReturns(after)
+				if sim.IsTerminal() || changed(before, after) {
+					break
+				}
+				seat := sim.CurrentPlayer()
+				sim.ApplyUnchecked(v.bots[(seat+v.rot)%p].Act(sim, &rr))
+			}
+			total := 0.0
+			for k := range after {
+				total += after[k] - before[k]
+			}
+			sum += env.ZeroSum(after[me]-before[me], total, p)
+		}
+		dst[j] = sum / float64(len(seeds))
+	}
+}
+
+func changed(before, after []float64) bool {
+	for k := range before {
+		if before[k] != after[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSeats reads -label-seats: table positions, comma-separated ("" = all).
+func parseSeats(spec string, p int) ([]bool, error) {
+	on := make([]bool, p)
+	if spec == "" {
+		for i := range on {
+			on[i] = true
+		}
+		return on, nil
+	}
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 || n >= p {
+			return nil, fmt.Errorf("-label-seats %q: want table positions 0..%d, comma-separated", spec, p-1)
+		}
+		on[n] = true
+	}
+	return on, nil
+}
+
+// rolloutTeacher is -teacher's name for the table's own values.
+const rolloutTeacher = "rollout"
+
+// newRolloutValuer makes the -teacher rollout teacher: the bots of
+// -rollout-table (default the table) from the registry.
+func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, error) {
+	if c.rollouts < 1 {
+		return rolloutValuer{}, fmt.Errorf("-rollouts %d: must be >= 1", c.rollouts)
+	}
+	if c.prior != "" {
+		return rolloutValuer{}, fmt.Errorf("-prior: the teacher %s takes no prior (its playouts are the table's bots)", rolloutTeacher)
+	}
+	names := c.table
+	flag := "-table"
+	if c.rolloutTable != "" {
+		names, flag = strings.Split(c.rolloutTable, ","), "-rollout-table"
+	}
+	if len(names) != g.NumPlayers() {
+		return rolloutValuer{}, fmt.Errorf("%s names %d bots for %d players", flag, len(names), g.NumPlayers())
+	}
+	bots := make([]env.Bot, len(names))
+	for i, name := range names {
+		b, err := reg.NewBot(g, name)
+		if err != nil {
+			return rolloutValuer{}, fmt.Errorf("%s %s: %w", flag, name, err)
+		}
+		bots[i] = b
+	}
+	return rolloutValuer{bots: bots, rollouts: c.rollouts}, nil
+}

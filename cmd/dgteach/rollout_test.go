@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func f32At(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
+func i16At(b []byte, i int) int     { return int(int16(binary.LittleEndian.Uint16(b[2*i:]))) }
+
+// TestRolloutValuesReplayTheTable: -teacher rollout plays each card in the
+// true state and lets the table's bots finish the deal. At a table of
+// deterministic bots (the heuristic) with no exploration, the card the
+// table played is valued by exactly the deal that followed: q[played] is
+// the recorded ret, to the last bit, for every record. The other cards get
+// values of their own (a card's deal is not every card's deal).
+func TestRolloutValuesReplayTheTable(t *testing.T) {
+	dir := t.TempDir()
+	var errb bytes.Buffer
+	args := []string{"-players", "4", "-deals", "1", "-table", "heuristic,heuristic,heuristic,heuristic", "-teacher", "rollout",
+		"-rollouts", "1", "-eps", "0", "-games", "2", "-shard-games", "1", "-out", dir, "-quiet"}
+	if rc := run(args, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"teacher": "rollout"`, `"worlds": 1`, `"rollouts": 1`, `"rollout_table": [`} {
+		if !strings.Contains(string(meta), want) {
+			t.Fatalf("meta.json lacks %s:\n%s", want, meta)
+		}
+	}
+	differ := 0
+	for _, name := range []string{"shard-00000.npz", "shard-00001.npz"} {
+		a, _ := readShard(t, filepath.Join(dir, name))
+		n := len(a["played"]) / 2
+		if n < 40 {
+			t.Fatalf("%s: %d records", name, n)
+		}
+		for i := range n {
+			p := i16At(a["played"], i)
+			if q, r := f32At(a["q"], 90*i+p), f32At(a["ret"], i); q != r {
+				t.Fatalf("%s record %d: q of the played card %d is %v, the deal gave %v", name, i, p, q, r)
+			}
+			for c := range 90 {
+				if a["mask"][90*i+c] == 1 && c != p && f32At(a["q"], 90*i+c) != f32At(a["q"], 90*i+p) {
+					differ++
+					break
+				}
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatal("every card of every decision has the played card's value")
+	}
+}
+
+// TestRolloutLabelSeats: -label-seats 0 labels the decisions of table
+// position 0 only (game k rotates the table by k seats), and they are the
+// records an all-seat run writes for that seat: the same games, the same
+// values. The rollout table stands in for the table in the playouts.
+func TestRolloutLabelSeats(t *testing.T) {
+	all, one := t.TempDir(), t.TempDir()
+	base := []string{"-players", "4", "-deals", "1", "-table", "heuristic,random,heuristic,random", "-teacher", "rollout",
+		"-rollout-table", "heuristic,heuristic,random,heuristic", "-rollouts", "2", "-games", "3", "-shard-games", "1", "-workers", "2", "-quiet"}
+	for _, c := range []struct {
+		dir   string
+		extra []string
+	}{{all, nil}, {one, []string{"-label-seats", "0"}}} {
+		var errb bytes.Buffer
+		if rc := run(append(append([]string{"-out", c.dir}, base...), c.extra...), &errb); rc != 0 {
+			t.Fatalf("rc %d: %s", rc, errb.String())
+		}
+	}
+	for k := range 3 {
+		name := "shard-0000" + itoa(k) + ".npz"
+		a, _ := readShard(t, filepath.Join(all, name))
+		b, _ := readShard(t, filepath.Join(one, name))
+		seat := (4 - k%4) % 4 // the seat at table position 0 in game k
+		j := 0
+		for i := range len(a["seat"]) {
+			if int(a["seat"][i]) != seat {
+				continue
+			}
+			if j >= len(b["seat"]) || int(b["seat"][j]) != seat {
+				t.Fatalf("game %d: the label-seats run lacks record %d of seat %d", k, i, seat)
+			}
+			for _, key := range []string{"obs", "mask", "q"} {
+				w := len(a[key]) / len(a["seat"])
+				if !bytes.Equal(a[key][w*i:w*(i+1)], b[key][w*j:w*(j+1)]) {
+					t.Fatalf("game %d record %d: %s differs from the all-seat run's", k, i, key)
+				}
+			}
+			j++
+		}
+		if j == 0 || j != len(b["seat"]) {
+			t.Fatalf("game %d: %d records of seat %d in the all-seat run, %d in the label-seats run", k, j, seat, len(b["seat"]))
+		}
+	}
+	for _, args := range [][]string{
+		{"-teacher", "rollout", "-rollouts", "0"},
+		{"-teacher", "rollout", "-worlds", "8"},
+		{"-teacher", "rollout", "-prior", "x"},
+		{"-teacher", "rollout", "-rollout-table", "heuristic,random"},
+		{"-teacher", "rollout", "-rollout-table", "heuristic,nosuchbot,random,random"},
+		{"-rollout-table", "heuristic,heuristic,heuristic,heuristic"},
+		{"-label-seats", "4"},
+		{"-label-seats", "x"},
+		{"-game", "duel", "-teacher", "heuristic", "-label-seats", "0"},
+	} {
+		var errb bytes.Buffer
+		if rc := run(append(args, "-out", t.TempDir(), "-games", "1", "-quiet"), &errb); rc == 0 || errb.Len() == 0 {
+			t.Errorf("%v: rc %d, stderr %q; want an error", args, rc, errb.String())
+		}
+	}
+}
