@@ -10,12 +10,14 @@ import (
 	"github.com/davidgoliath/dgenv/env/policy"
 )
 
-// The committed expert-iteration network (policies/expert.onnx, iteration 27
-// of the --ret-mix 0.5 continuation, docs/training.md "A network that plays
-// without search") plays the 4-player card game, and one seat of it against
-// three heuristic bots scores clearly more than the committed imitation
-// network in the same games (docs/training.md: +38.02 against +9.53 over
-// 2,000 duplicate games; in these 96, +37.48 ± 7.82 against +9.63 ± 6.87).
+// The committed expert-iteration network (policies/expert.onnx, iteration 2
+// of --preset expert-rollout, the policy iteration on the table's own values
+// from iteration 27 of the --ret-mix 0.5 continuation, now
+// policies/expert-27.onnx; docs/training.md "Session 28") plays the 4-player
+// card game, and one seat of it against three heuristic bots scores clearly
+// more than the committed imitation network in the same games
+// (docs/training.md: +38.49 against +9.53 over 2,000 duplicate games; in
+// these 96, +41.09 ± 6.40 against +9.63 ± 6.87).
 // Bots and seeds are deterministic: the same games every run.
 func TestCommittedExpertPolicy(t *testing.T) {
 	reg := games.Default()

@@ -384,7 +384,7 @@ def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_pa
             seats = np.load(f)["seat"]
             assert len(seats) > 0 and (seats == (-k) % 4).all()
     c = config_from_args(["--preset", "expert-rollout"])
-    assert (c.exit_rollouts, c.label_seats, c.exit_start, c.exit_warm, c.vf_coef) == (2, "0", "policies/expert.onnx", True, 0.0)
+    assert (c.exit_rollouts, c.label_seats, c.exit_start, c.exit_warm, c.vf_coef) == (2, "0", "policies/expert-27.onnx", True, 0.0)
     with pytest.raises(ValueError, match="--rollout-table: give --exit-rollouts"):
         run_expert(tiny(tmp_path / "b", rollout_table="heuristic,heuristic,heuristic,heuristic"))
     assert not (tmp_path / "b").exists()
