@@ -182,12 +182,16 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if c.labelAt, err = parseSeats(c.labelSeats, g.NumPlayers()); err != nil {
 		return err
 	}
+	var (
+		meta map[string]any
+		fn   shardFunc
+	)
 	if c.teacher == rolloutTeacher {
 		v, err := newRolloutValuer(c, reg, g)
 		if err != nil {
 			return err
 		}
-		meta, fn, err := prepareValues(c, reg, g, v, loaded)
+		meta, fn, err = prepareValues(c, reg, g, v, loaded)
 		if err != nil {
 			return err
 		}
@@ -200,10 +204,6 @@ func generate(c config, policies string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-teacher: %w", err)
 	}
-	var (
-		meta map[string]any
-		fn   shardFunc
-	)
 	if v, ok := teacher.(env.ActionValuer); ok {
 		meta, fn, err = prepareValues(c, reg, g, v, loaded)
 	} else {
@@ -274,7 +274,8 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 		}
 		bots[i] = b
 	}
-	if _, ok := teacher.(rolloutValuer); ok {
+	_, rollout := teacher.(rolloutValuer)
+	if rollout {
 		if c.worldsSet != "" {
 			return nil, nil, fmt.Errorf("-worlds: the teacher %s samples no worlds (it plays the true state -rollouts times)", rolloutTeacher)
 		}
@@ -299,7 +300,7 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 	}
 	lay := g.Observation()
 	worlds := c.worlds
-	if _, ok := teacher.(rolloutValuer); ok {
+	if rollout {
 		worlds = 1 // the true state
 	}
 	meta := map[string]any{
@@ -309,7 +310,7 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 		"game": wire.GameOf(g), "teacher": c.teacher, "label_seats": c.labelSeats,
 		"obs": map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
 	}
-	if _, ok := teacher.(rolloutValuer); ok { // the playouts' bots, for the record
+	if rollout { // the playouts' bots, for the record
 		meta["rollouts"], meta["rollout_table"] = c.rollouts, c.table
 		if c.rolloutTable != "" {
 			meta["rollout_table"] = strings.Split(c.rolloutTable, ",")
@@ -434,48 +435,48 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 			at := (seat + k) % p // game k: table rotated by k seats
 			legal = s.AppendLegalActions(legal[:0])
 			a := legal[0]
-			if len(legal) > 1 && !c.labelAt[at] {
-				if explore.Float64() < c.eps {
-					a = legal[explore.IntN(len(legal))]
-				} else {
-					a = bots[at].Act(s, &rngs[seat])
-				}
-			} else if len(legal) > 1 {
-				qv := q[:len(legal)]
-				teach := env.NewRNG(teachSeed, uint64(steps))
-				valuer.ActionValues(s, &teach, legal, qv)
-				s.WriteObservation(o, seat)
-				if prior != nil {
-					if err := prior.Logits(o, 1, pr); err != nil {
-						return 0, fmt.Errorf("game %d: -prior: %w", k, err)
+			if len(legal) > 1 {
+				choice := -1 // the teacher's, on a labelled decision
+				if c.labelAt[at] {
+					qv := q[:len(legal)]
+					teach := env.NewRNG(teachSeed, uint64(steps))
+					valuer.ActionValues(s, &teach, legal, qv)
+					s.WriteObservation(o, seat)
+					if prior != nil {
+						if err := prior.Logits(o, 1, pr); err != nil {
+							return 0, fmt.Errorf("game %d: -prior: %w", k, err)
+						}
 					}
-				}
-				best, choice := math.Inf(-1), legal[0]
-				for j, x := range legal {
-					if v := qv[j] + weight*float64(pr[x]); v > best {
-						best, choice = v, x
+					best := math.Inf(-1)
+					choice = legal[0]
+					for j, x := range legal {
+						if v := qv[j] + weight*float64(pr[x]); v > best {
+							best, choice = v, x
+						}
 					}
+					s.WriteMask(m)
+					obsB = append(obsB, o...)
+					maskB = append(maskB, m...)
+					row := make([]float32, na)
+					for j, x := range legal {
+						row[x] = float32(qv[j])
+					}
+					qs = append(qs, row...)
+					act = append(act, int16(choice))
+					seats = append(seats, uint8(seat))
+					ret = append(ret, 0)
 				}
-				s.WriteMask(m)
-				obsB = append(obsB, o...)
-				maskB = append(maskB, m...)
-				row := make([]float32, na)
-				for j, x := range legal {
-					row[x] = float32(qv[j])
-				}
-				qs = append(qs, row...)
-				act = append(act, int16(choice))
-				seats = append(seats, uint8(seat))
-				ret = append(ret, 0)
 				switch {
 				case explore.Float64() < c.eps:
 					a = legal[explore.IntN(len(legal))]
-				case c.table[at] == c.teacher && prior == nil:
+				case choice >= 0 && c.table[at] == c.teacher && prior == nil:
 					a = choice // the teacher's seat plays what the teacher just computed
 				default:
 					a = bots[at].Act(s, &rngs[seat])
 				}
-				played = append(played, int16(a))
+				if choice >= 0 {
+					played = append(played, int16(a))
+				}
 			}
 			s.WriteReturns(before)
 			if err := s.ApplyAction(a); err != nil {

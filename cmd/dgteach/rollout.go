@@ -36,7 +36,8 @@ type rolloutValuer struct {
 	rot      int
 }
 
-// ActionValues implements env.ActionValuer. s is left as it was.
+// ActionValues implements valuer (not env.ActionValuer: it reads the
+// hidden hands, which is the point). s is left as it was.
 func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst []float64) {
 	p := len(v.bots)
 	me := s.CurrentPlayer()

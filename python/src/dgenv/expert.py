@@ -100,12 +100,17 @@ def default_table(players: int, policy: Optional[str]) -> list[str]:
     return [f"policy:{policy}" if policy else "search"] + _FALLBACK[: players - 1]
 
 
+def _with_policy(spec: str, prev: Optional[str]) -> list[str]:
+    """The bots of a comma-separated table, ``{policy}`` the current network."""
+    return [t.replace("{policy}", prev or "") for t in spec.split(",")]
+
+
 def _table(cfg: Any, prev: Optional[str]) -> list[str]:
     """The generation table: ``--teach-table`` (``{policy}`` the current network), else the card
     game's :func:`default_table`, else (a 2-seat game such as the duel) the network against the
     teacher, which dgteach rotates a seat per game so the network plays both roles."""
     if cfg.teach_table:
-        return [t.replace("{policy}", prev or "") for t in cfg.teach_table.split(",")]
+        return _with_policy(cfg.teach_table, prev)
     if cfg.game == DEFAULT_GAME:
         return default_table(cfg.players, prev)
     t = _teacher(cfg, prev)
@@ -117,7 +122,7 @@ def _rollout_table(cfg: Any, table: list[str], prev: Optional[str]) -> list[str]
     network), else the generation table with ``search`` played by the network (a search a card
     would cost a thousand playouts' time; the network imitates it)."""
     if cfg.rollout_table:
-        return [t.replace("{policy}", prev or "") for t in cfg.rollout_table.split(",")]
+        return _with_policy(cfg.rollout_table, prev)
     return [f"policy:{prev}" if t == "search" and prev else t for t in table]
 
 
