@@ -367,6 +367,54 @@ def test_decision_gains_judge_the_played_card_and_each_policy_on_the_same_decisi
         main([])  # neither a run nor --gains
 
 
+def test_step_gain_pairs_an_iterations_network_with_the_one_before_on_the_next_labels(tmp_path, capsys):
+    import subprocess
+
+    import numpy as np
+
+    from dgenv.expert import main, step_gain
+    from dgenv.imitate import find_dgteach
+    from dgenv.policy import onnx_forward
+
+    # a run's layout by hand: exit-0 (here the committed expert) made from start (imitate-search), iteration 1's labels
+    run = tmp_path / "run"
+    (run / "policies").mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[2] / "policies"
+    shutil.copyfile(repo / "expert.onnx", run / "policies" / "exit-0.onnx")
+    assert step_gain(run, 0) is None  # no start network, no labels yet
+    shutil.copyfile(repo / "imitate-search.onnx", run / "policies" / "start.onnx")
+    assert step_gain(run, 0) is None
+    d = run / "data" / "iter-001"
+    subprocess.run([str(find_dgteach()), "-table", "policy:exit-0,search,heuristic,random", "-worlds", "2",
+                    "-policies", str(run / "policies"), "-games", "2", "-shard-games", "1", "-seed", "3",
+                    "-workers", "1", "-quiet", "-out", str(d)], check=True)
+    zs = [np.load(f) for f in sorted(d.glob("shard-*.npz"))]
+    q = np.concatenate([z["q"] for z in zs]).astype(np.float64)
+    mask = np.concatenate([z["mask"] for z in zs]).astype(bool)
+    obs = np.concatenate([z["obs"] for z in zs]).astype(np.float32)
+    mean = (q * mask).sum(1) / mask.sum(1)
+
+    def gain(name: str) -> np.ndarray:
+        a = np.where(mask, onnx_forward(str(repo / f"{name}.onnx"), obs), -np.inf).argmax(1)
+        return q[np.arange(len(q)), a] - mean
+
+    diff = gain("expert") - gain("imitate-search")
+    assert abs(diff.mean()) > 1e-6  # the two networks disagree: the test can tell the order apart
+    n, m, ci = step_gain(run, 0)
+    assert n == len(q) > 50 and m == pytest.approx(diff.mean()) and ci > 0
+    assert step_gain(run, 1) is None  # exit-1 and iteration 2's labels are not there
+
+    # the curve with --steps: the step in iteration 0's row
+    (run / "iter-000").mkdir()
+    (run / "iter-000" / "eval.json").write_text(json.dumps({"iteration": 0, "records": 10, "held_out": 2, "val_gain": 0.5, "evals": []}))
+    assert main([str(run), "--steps"]) == 0
+    row = capsys.readouterr().out.strip()
+    assert row.startswith("| 0 | 10 | 2 | 0.500 |  | ") and f"{m:+.3f} ± {ci:.3f} ({n:,})" in row
+    with pytest.raises(SystemExit):
+        main(["--gains", str(d), str(repo / "expert.onnx"), "--steps"])  # --steps is about a run
+    assert "--steps: give a run directory" in capsys.readouterr().err
+
+
 def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_path):
     # --exit-rollouts: dgteach -teacher rollout labels the decisions of --label-seats (the network's table position),
     # its playouts by the generation table with search played by the network; no worlds

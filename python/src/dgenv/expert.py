@@ -671,6 +671,22 @@ def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[t
     return (len(q), float(g.mean()), float(r.mean()), _paired(g - r)[1])
 
 
+def step_gain(run: Path, k: int) -> Optional[tuple[int, float, float]]:
+    """The step iteration ``k`` made: ``exit-k``'s gain less the network before it (``exit-<k-1>``,
+    or the run's ``start.onnx`` when k is 0), paired per decision on the labels of iteration k+1 (all
+    its shards so far), which neither network was fitted on: ``(decisions, mean, 95% half-width)``
+    in points per decision, None while those labels, or a network, are not there. A run whose
+    steps are zero has converged: its later iterations relabel and refit the same policy."""
+    pol = Path(run) / "policies"
+    a, b = pol / f"exit-{k}.onnx", pol / (f"exit-{k - 1}.onnx" if k > 0 else "start.onnx")
+    fs = sorted((Path(run) / "data" / f"iter-{k + 1:03d}").glob("shard-*.npz"))
+    if not fs or not a.exists() or not b.exists():
+        return None
+    obs, mask, q = _label_arrays(fs)
+    m, ci = _paired(_policy_gains(a, obs, mask, q) - _policy_gains(b, obs, mask, q))
+    return len(q), m, ci
+
+
 def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
     """Every decision of a dgteach directory (all shards): the gain (points per decision) of the
     card that was played and of each policy's greedy card, on the same decisions. The first row is
@@ -699,9 +715,11 @@ def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def curve_table(run: Path, reference: Optional[Path] = None) -> str:
+def curve_table(run: Path, reference: Optional[Path] = None, steps: bool = False) -> str:
     """docs/training.md's curve of a run, one markdown row per finished iteration: decisions,
-    held-out gain (and its paired difference with ``reference``), each table's score differences."""
+    held-out gain (and its paired difference with ``reference``), each table's score differences;
+    with ``steps``, after the held-out cells, the iteration's :func:`step_gain` (blank while the
+    next iteration has no labels)."""
     import time as _t
 
     lines = []
@@ -713,6 +731,9 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
         if reference is not None:
             h = heldout_gain(Path(run), i, Path(run) / "policies" / f"exit-{i}.onnx", reference)
             paired = f"{h[1] - h[2]:+.{nd}f} ± {h[3]:.{nd}f}" if h else ""
+        if steps:
+            st = step_gain(Path(run), i)
+            paired += " | " + (f"{st[1]:+.{nd}f} ± {st[2]:.{nd}f} ({st[0]:,})" if st else "")
         cells = []
         for e in d["evals"]:
             if "by_seat" in e:  # another game than the card game: the network's score in each seat (role)
@@ -728,18 +749,22 @@ def curve_table(run: Path, reference: Optional[Path] = None) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m dgenv.expert RUN [--reference ONNX]``: print the run's curve as a markdown table.
+    """``python -m dgenv.expert RUN [--reference ONNX] [--steps]``: print the run's curve as a markdown table.
     ``python -m dgenv.expert --gains DIR ONNX...``: :func:`decision_gains` of a dgteach directory."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m dgenv.expert", description=main.__doc__)
     p.add_argument("run", type=Path, nargs="?")
     p.add_argument("--reference", type=Path, default=None, help="policy whose held-out gain each iteration's is paired with")
+    p.add_argument("--steps", action="store_true",
+                   help="add each iteration's step: its network less the one before, on the next iteration's labels")
     p.add_argument("--gains", type=Path, nargs="+", metavar=("DIR", "ONNX"),
                    help="a dgteach directory, then policies: the gain per decision of the played card and of each")
     a = p.parse_args(argv)
     if (a.run is None) == (a.gains is None):
         p.error("give a run directory or --gains DIR ONNX..., not both")
+    if a.steps and a.run is None:
+        p.error("--steps: give a run directory")
     if a.gains is not None:
         try:
             rows = decision_gains(a.gains[0], a.gains[1:])
@@ -751,7 +776,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             cells = [f"{r[k][0]:+.3f} ± {r[k][1]:.3f}" if k in r else "" for k in ("vs_played", "vs_first")]
             print(f"| {r['name']} | {r['decisions']:,} | {r['gain']:.3f} | " + " | ".join(cells) + " |")
         return 0
-    print(curve_table(a.run, a.reference))
+    print(curve_table(a.run, a.reference, a.steps))
     return 0
 
 
