@@ -88,8 +88,8 @@ func TestGuidedSearchIsRegisteredAndPlays(t *testing.T) {
 // gameStates are the states of the decisions with more than one legal card
 // in four 4-player games played by the heuristic: a decision mix like a
 // real game's (long first tricks, short last ones).
-func gameStates(b *testing.B) []*card.State {
-	g, _ := card.NewGame(card.Params{Players: 4})
+func gameStates(b *testing.B, players int) []*card.State {
+	g, _ := card.NewGame(card.Params{Players: players})
 	var out []*card.State
 	rng := env.NewRNG(1, 1)
 	for seed := range uint64(4) {
@@ -106,10 +106,13 @@ func gameStates(b *testing.B) []*card.State {
 	return out
 }
 
-// benchDecisions is the mean time of one decision over a game's mix, on one
-// goroutine (the search bots' Workers = 1).
-func benchDecisions(b *testing.B, bot card.StateBot) {
-	states := gameStates(b)
+// benchDecisions is the mean time of one decision over a 4-player game's
+// mix, on one goroutine (the search bots' Workers = 1).
+func benchDecisions(b *testing.B, bot card.StateBot) { benchDecisionsAt(b, bot, 4) }
+
+// benchDecisionsAt is benchDecisions at another player count.
+func benchDecisionsAt(b *testing.B, bot card.StateBot, players int) {
+	states := gameStates(b, players)
 	rng := env.NewRNG(2, 2)
 	i := 0
 	b.ReportAllocs()
