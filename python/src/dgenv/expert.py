@@ -666,9 +666,14 @@ def heldout_gain(run: Path, i: int, policy: Path, reference: Path) -> Optional[t
     fs = sorted(f for f in (Path(run) / "data" / f"iter-{i:03d}").glob("shard-*.npz") if int(f.stem.split("-")[1]) % 20 == 19)
     if not fs:
         return None
-    obs, mask, q = _label_arrays(fs)
-    g, r = _policy_gains(policy, obs, mask, q), _policy_gains(reference, obs, mask, q)
-    return (len(q), float(g.mean()), float(r.mean()), _paired(g - r)[1])
+    g, r = _gains_of(fs, policy, reference)
+    return (len(g), float(g.mean()), float(r.mean()), _paired(g - r)[1])
+
+
+def _gains_of(files: list[Path], a: Path, b: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Per decision of some of a dgteach directory's shards: the gains of policies ``a`` and ``b``."""
+    obs, mask, q = _label_arrays(files)
+    return _policy_gains(a, obs, mask, q), _policy_gains(b, obs, mask, q)
 
 
 def step_gain(run: Path, k: int) -> Optional[tuple[int, float, float]]:
@@ -682,9 +687,9 @@ def step_gain(run: Path, k: int) -> Optional[tuple[int, float, float]]:
     fs = sorted((Path(run) / "data" / f"iter-{k + 1:03d}").glob("shard-*.npz"))
     if not fs or not a.exists() or not b.exists():
         return None
-    obs, mask, q = _label_arrays(fs)
-    m, ci = _paired(_policy_gains(a, obs, mask, q) - _policy_gains(b, obs, mask, q))
-    return len(q), m, ci
+    g, r = _gains_of(fs, a, b)
+    m, ci = _paired(g - r)
+    return len(g), m, ci
 
 
 def decision_gains(data: Path, policies: list[Path]) -> list[dict[str, Any]]:
