@@ -24,9 +24,9 @@ build:
 # each guides as "search:policy:<name>". OPPONENT is the strongest trained bot
 # (docs/training.md): the server's default opponent (sessions.default_opponent),
 # playing the other seats of a session that names none.
-OPPONENT ?= search:policy:imitate-search
+OPPONENT ?= search:policy:expert
 run: build
-	@echo "default opponent (sessions.default_opponent): $(OPPONENT) (bare network: policy:imitate-search)"
+	@echo "default opponent (sessions.default_opponent): $(OPPONENT) (bare network: policy:expert)"
 	DGSERVER_SESSIONS_DEFAULT_OPPONENT='$(OPPONENT)' $(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -122,8 +123,15 @@ func benchDecisionsAt(b *testing.B, bot card.StateBot, players int) {
 	}
 }
 
-// Strongest is the committed policy that make run names as the strongest opponent.
-const Strongest = "imitate-search"
+// Strongest is the committed policy whose guided search make run serves as
+// its default opponent (the Makefile's OPPONENT, TestMakeRunOpponentIsStrongest):
+// search:policy:expert, ahead of search:policy:imitate-search head to head
+// (docs/training.md). Imitation is the imitation network it replaced, which
+// the benchmarks of the bare network and of the search variants measure.
+const (
+	Strongest = "expert"
+	Imitation = "imitate-search"
+)
 
 func committed(b *testing.B, name string) *policy.Policy {
 	ps, err := policy.LoadFS(games.Default(), os.DirFS("../../policies"), nil)
@@ -140,7 +148,7 @@ func committed(b *testing.B, name string) *policy.Policy {
 // The committed imitation policy, the plain search bot and the search it
 // guides, one decision each, averaged over a game's decisions (one core).
 func BenchmarkDecisionPolicy(b *testing.B) {
-	benchDecisions(b, policy.Bot{Policy: committed(b, Strongest), Greedy: true})
+	benchDecisions(b, policy.Bot{Policy: committed(b, Imitation), Greedy: true})
 }
 
 func BenchmarkDecisionSearch(b *testing.B) {
@@ -159,7 +167,7 @@ func BenchmarkDecisionGuidedSearch(b *testing.B) {
 // their plays weighing a pool of 256 worlds, and the network playing the
 // searching seat's own cards in the rollouts.
 func BenchmarkDecisionInferSearch(b *testing.B) {
-	p := committed(b, Strongest)
+	p := committed(b, Imitation)
 	benchDecisions(b, card.SearchBot{Workers: 1, Infer: policy.Prior{Policy: p}, InferEps: 0.1})
 }
 
@@ -168,6 +176,48 @@ func BenchmarkDecisionModelSeatsSearch(b *testing.B) {
 }
 
 func BenchmarkDecisionSelfRolloutSearch(b *testing.B) {
-	p := committed(b, Strongest)
+	p := committed(b, Imitation)
 	benchDecisions(b, card.SearchBot{Workers: 1, SelfRollout: policy.Bot{Policy: p, Greedy: true}})
+}
+
+// make run's default opponent (the Makefile's OPPONENT) is the guided search
+// of Strongest, and the committed policies register it for the 4-player
+// game, so the server started by make run accepts it.
+func TestMakeRunOpponentIsStrongest(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opponent string
+	for line := range strings.Lines(string(mk)) {
+		if v, ok := strings.CutPrefix(line, "OPPONENT ?="); ok {
+			opponent = strings.TrimSpace(v)
+		}
+	}
+	if want := "search:policy:" + Strongest; opponent != want {
+		t.Fatalf("Makefile: OPPONENT ?= %q, want %q (Strongest, docs/training.md)", opponent, want)
+	}
+	reg := games.Default()
+	ps, err := policy.LoadFS(reg, os.DirFS("../../policies"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.Register(reg, ps); err != nil {
+		t.Fatal(err)
+	}
+	typ, err := reg.Lookup(card.GameName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := typ.New(map[string]any{"players": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, err := reg.NewBot(g, opponent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := bot.(policy.Guided); !ok {
+		t.Fatalf("%s is a %T, want the guided search", opponent, bot)
+	}
 }
