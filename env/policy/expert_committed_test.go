@@ -32,6 +32,24 @@ func TestCommittedExpertP3Policy(t *testing.T) {
 	beatsImitation(t, "expert-p3", "imitate-search-p3", 3, 192)
 }
 
+// The committed 5-player network (policies/expert-p5.onnx, iteration 13 of
+// --preset expert at 5 players from imitate-search-p5; docs/training.md
+// "Session 30") plays the 5-player game, and one seat of it against four
+// heuristic bots scores clearly more than imitate-search-p5 in the same
+// games (in these 100: +56.41 ± 9.07 against +11.03 ± 8.91).
+func TestCommittedExpertP5Policy(t *testing.T) {
+	beatsImitation(t, "expert-p5", "imitate-search-p5", 5, 100)
+}
+
+// The committed 6-player network (policies/expert-p6.onnx, iteration 4 of
+// --preset expert at 6 players from imitate-search-p6; docs/training.md
+// "Session 30") plays the 6-player game, and one seat of it against five
+// heuristic bots scores clearly more than imitate-search-p6 in the same
+// games (in these 240: +55.91 ± 7.88 against +35.28 ± 7.26).
+func TestCommittedExpertP6Policy(t *testing.T) {
+	beatsImitation(t, "expert-p6", "imitate-search-p6", 6, 240)
+}
+
 // beatsImitation plays the committed network name in one seat against
 // players-1 heuristic bots (duplicate, seed 1), then the committed
 // imitation network ref in the same games, and wants name's interval above
@@ -96,4 +114,15 @@ func BenchmarkDecisionExpert(b *testing.B) {
 // 3-player game's 680 inputs), on 3-player positions.
 func BenchmarkDecisionExpertP3(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p3"), Greedy: true}, 3)
+}
+
+// The same for the committed 5-player network (512-256-256 over the
+// 5-player game's inputs), on 5-player positions.
+func BenchmarkDecisionExpertP5(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p5"), Greedy: true}, 5)
+}
+
+// The same for the committed 6-player network, on 6-player positions.
+func BenchmarkDecisionExpertP6(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p6"), Greedy: true}, 6)
 }
