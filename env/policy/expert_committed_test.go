@@ -56,28 +56,13 @@ func TestCommittedExpertP6Policy(t *testing.T) {
 // 0 and above ref's mean, over n games.
 func beatsImitation(t *testing.T, name, ref string, players, n int) {
 	t.Helper()
-	reg := games.Default()
-	ps, err := policy.LoadFS(reg, os.DirFS("../../policies"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, g, ps := registeredCommitted(t, players)
 	p := ps[name]
 	if p == nil {
 		t.Fatalf("policies/%s.onnx is not committed", name)
 	}
-	typ, err := reg.Lookup(card.GameName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := typ.New(map[string]any{"players": players})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if m := p.Meta(); m.GameName != card.GameName || m.ObsSize != g.Observation().Size || m.NumActions != card.NumActions {
 		t.Fatalf("policies/%s.onnx: game %s, %d observation elements, %d actions; want the %d-player card game's", name, m.GameName, m.ObsSize, m.NumActions, players)
-	}
-	if err := policy.Register(reg, ps); err != nil {
-		t.Fatal(err)
 	}
 	diff := func(agent string) env.Estimate {
 		agents := []string{agent}
@@ -102,6 +87,30 @@ func beatsImitation(t *testing.T, name, ref string, players, n int) {
 			players-1, n, name, net.Mean, net.CI95, ref, imitate.Mean, imitate.CI95, name, ref)
 	}
 	t.Logf("against %d heuristic bots, %d duplicate games: %s %+.2f ± %.2f, %s %+.2f ± %.2f", players-1, n, name, net.Mean, net.CI95, ref, imitate.Mean, imitate.CI95)
+}
+
+// registeredCommitted is a registry with the committed policies of
+// policies/ registered (their policy:<name> and search:policy:<name> bots),
+// the policies, and the card game at the given player count.
+func registeredCommitted(t *testing.T, players int) (*env.Registry, env.Game, map[string]*policy.Policy) {
+	t.Helper()
+	reg := games.Default()
+	ps, err := policy.LoadFS(reg, os.DirFS("../../policies"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.Register(reg, ps); err != nil {
+		t.Fatal(err)
+	}
+	typ, err := reg.Lookup(card.GameName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := typ.New(map[string]any{"players": players})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, g, ps
 }
 
 // One decision of the committed expert-iteration network (512-256-256),

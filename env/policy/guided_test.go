@@ -197,22 +197,7 @@ func TestMakeRunOpponentIsStrongest(t *testing.T) {
 	if want := "search:policy:" + Strongest; opponent != want {
 		t.Fatalf("Makefile: OPPONENT ?= %q, want %q (Strongest, docs/training.md)", opponent, want)
 	}
-	reg := games.Default()
-	ps, err := policy.LoadFS(reg, os.DirFS("../../policies"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := policy.Register(reg, ps); err != nil {
-		t.Fatal(err)
-	}
-	typ, err := reg.Lookup(card.GameName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := typ.New(map[string]any{"players": 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, g, _ := registeredCommitted(t, 4)
 	bot, err := reg.NewBot(g, opponent)
 	if err != nil {
 		t.Fatal(err)
