@@ -41,11 +41,12 @@ func TestCommittedExpertP5Policy(t *testing.T) {
 	beatsImitation(t, "expert-p5", "imitate-search-p5", 5, 100)
 }
 
-// The committed 6-player network (policies/expert-p6.onnx, iteration 4 of
-// --preset expert at 6 players from imitate-search-p6; docs/training.md
-// "Session 30") plays the 6-player game, and one seat of it against five
-// heuristic bots scores clearly more than imitate-search-p6 in the same
-// games (in these 240: +55.91 ± 7.88 against +35.28 ± 7.26).
+// The committed 6-player network (policies/expert-p6.onnx, iteration 22 of
+// --preset expert at 6 players continued warm from the session-30 network,
+// iteration 4 of the run from imitate-search-p6; docs/training.md "Session
+// 33") plays the 6-player game, and one seat of it against five heuristic
+// bots scores clearly more than imitate-search-p6 in the same games (in
+// these 240: +91.82 ± 6.95 against +35.28 ± 7.26).
 func TestCommittedExpertP6Policy(t *testing.T) {
 	beatsImitation(t, "expert-p6", "imitate-search-p6", 6, 240)
 }
