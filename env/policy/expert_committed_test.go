@@ -41,12 +41,13 @@ func TestCommittedExpertP5Policy(t *testing.T) {
 	beatsImitation(t, "expert-p5", "imitate-search-p5", 5, 100)
 }
 
-// The committed 6-player network (policies/expert-p6.onnx, iteration 22 of
-// --preset expert at 6 players continued warm from the session-30 network,
-// iteration 4 of the run from imitate-search-p6; docs/training.md "Session
-// 33") plays the 6-player game, and one seat of it against five heuristic
-// bots scores clearly more than imitate-search-p6 in the same games (in
-// these 240: +91.82 ± 6.95 against +35.28 ± 7.26).
+// The committed 6-player network (policies/expert-p6.onnx, iteration 1 of
+// --preset expert-rollout at 6 players, the policy iteration on the table's
+// own values from session 33's network, iteration 22 of --preset expert
+// continued warm; docs/training.md "Session 34") plays the 6-player game,
+// and one seat of it against five heuristic bots scores clearly more than
+// imitate-search-p6 in the same games (in these 240: +102.41 ± 7.84
+// against +35.28 ± 7.26).
 func TestCommittedExpertP6Policy(t *testing.T) {
 	beatsImitation(t, "expert-p6", "imitate-search-p6", 6, 240)
 }
