@@ -85,6 +85,7 @@ type config struct {
 	out, prior                                               string
 	quiet                                                    bool
 	rollouts                                                 int    // -teacher rollout: playouts per action
+	rolloutWorlds                                            int    // -rollout-worlds: worlds of the rollout table's searches (0 = as registered)
 	rolloutTable, labelSeats                                 string // -rollout-table, -label-seats as given
 	labelAt                                                  []bool // table positions whose decisions are labelled
 }
@@ -116,6 +117,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress line")
 	fs.IntVar(&c.rollouts, "rollouts", 4, "-teacher rollout: playouts of each legal action from the true state")
 	fs.StringVar(&c.rolloutTable, "rollout-table", "", "-teacher rollout: bot per seat in its playouts, as -table (default: the table)")
+	fs.IntVar(&c.rolloutWorlds, "rollout-worlds", 0, "-teacher rollout: worlds a decision of each rollout bot that samples worlds (env.Sampler: the search), a cheaper search in the playouts (0 = as registered)")
 	fs.StringVar(&c.labelSeats, "label-seats", "", "table positions (before the rotation) whose decisions are labelled, comma-separated (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -197,8 +199,8 @@ func generate(c config, policies string, stderr io.Writer) error {
 		}
 		return runShards(c, meta, fn, stderr)
 	}
-	if c.rolloutTable != "" {
-		return fmt.Errorf("-rollout-table: only with -teacher %s", rolloutTeacher)
+	if c.rolloutTable != "" || c.rolloutWorlds != 0 {
+		return fmt.Errorf("-rollout-table, -rollout-worlds: only with -teacher %s", rolloutTeacher)
 	}
 	teacher, err := reg.NewBot(g, c.teacher)
 	if err != nil {
@@ -314,6 +316,9 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 		meta["rollouts"], meta["rollout_table"] = c.rollouts, c.table
 		if c.rolloutTable != "" {
 			meta["rollout_table"] = strings.Split(c.rolloutTable, ",")
+		}
+		if c.rolloutWorlds > 0 {
+			meta["rollout_worlds"] = c.rolloutWorlds
 		}
 	}
 	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, prior, i) }, nil

@@ -116,6 +116,9 @@ func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, e
 	if c.prior != "" {
 		return rolloutValuer{}, fmt.Errorf("-prior: the teacher %s takes no prior (its playouts are the table's bots)", rolloutTeacher)
 	}
+	if c.rolloutWorlds < 0 {
+		return rolloutValuer{}, fmt.Errorf("-rollout-worlds %d: must be >= 0", c.rolloutWorlds)
+	}
 	names := c.table
 	flag := "-table"
 	if c.rolloutTable != "" {
@@ -125,12 +128,19 @@ func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, e
 		return rolloutValuer{}, fmt.Errorf("%s names %d bots for %d players", flag, len(names), g.NumPlayers())
 	}
 	bots := make([]env.Bot, len(names))
+	sampled := false
 	for i, name := range names {
 		b, err := reg.NewBot(g, name)
 		if err != nil {
 			return rolloutValuer{}, fmt.Errorf("%s %s: %w", flag, name, err)
 		}
+		if sm, ok := b.(env.Sampler); ok && c.rolloutWorlds > 0 {
+			b, sampled = sm.WithSamples(c.rolloutWorlds), true
+		}
 		bots[i] = b
+	}
+	if c.rolloutWorlds > 0 && !sampled {
+		return rolloutValuer{}, fmt.Errorf("-rollout-worlds %d: no bot of %s %s samples worlds (env.Sampler, e.g. search)", c.rolloutWorlds, flag, strings.Join(names, ","))
 	}
 	return rolloutValuer{bots: bots, rollouts: c.rollouts}, nil
 }

@@ -120,3 +120,58 @@ func TestRolloutLabelSeats(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutWorlds: -rollout-worlds sets the worlds of the rollout table's
+// searches and nothing else. The table's games are the same whatever it
+// says (the same records but for q); the search's own budget (32 worlds) given
+// explicitly labels bit for bit as the flag left out; 1 world labels
+// otherwise. A rollout table with no search, a negative count and the flag
+// without -teacher rollout are errors.
+func TestRolloutWorlds(t *testing.T) {
+	base := []string{"-players", "4", "-deals", "1", "-table", "heuristic,heuristic,heuristic,heuristic", "-teacher", "rollout",
+		"-rollout-table", "heuristic,search,heuristic,heuristic", "-rollouts", "1", "-label-seats", "0", "-eps", "0",
+		"-games", "1", "-shard-games", "1", "-workers", "1", "-seed", "5", "-quiet"}
+	label := func(extra ...string) (map[string][]byte, string) {
+		dir := t.TempDir()
+		var errb bytes.Buffer
+		if rc := run(append(append([]string{"-out", dir}, base...), extra...), &errb); rc != 0 {
+			t.Fatalf("%v: rc %d: %s", extra, rc, errb.String())
+		}
+		a, _ := readShard(t, filepath.Join(dir, "shard-00000.npz"))
+		meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, string(meta)
+	}
+	def, defMeta := label()
+	w32, meta32 := label("-rollout-worlds", "32")
+	w1, _ := label("-rollout-worlds", "1")
+	if strings.Contains(defMeta, "rollout_worlds") || !strings.Contains(meta32, `"rollout_worlds": 32`) {
+		t.Fatalf("meta.json: rollout_worlds should be recorded when given only:\n%s\n%s", defMeta, meta32)
+	}
+	if len(def["seat"]) < 2*4 {
+		t.Fatalf("%d records", len(def["seat"])/2)
+	}
+	for _, key := range []string{"obs", "mask", "played", "ret", "seat"} {
+		if !bytes.Equal(def[key], w32[key]) || !bytes.Equal(def[key], w1[key]) {
+			t.Fatalf("%s differs with -rollout-worlds: the table's games should not depend on it", key)
+		}
+	}
+	if !bytes.Equal(def["q"], w32["q"]) {
+		t.Fatal("-rollout-worlds 32 (the search's own budget) labels otherwise than no flag")
+	}
+	if bytes.Equal(def["q"], w1["q"]) {
+		t.Fatal("-rollout-worlds 1 labels as 32 worlds do: the flag does not reach the rollouts' search")
+	}
+	for _, args := range [][]string{
+		{"-teacher", "rollout", "-rollout-table", "heuristic,heuristic,random,random", "-rollout-worlds", "8"},
+		{"-teacher", "rollout", "-rollout-worlds", "-1"},
+		{"-rollout-worlds", "8"},
+	} {
+		var errb bytes.Buffer
+		if rc := run(append(args, "-out", t.TempDir(), "-games", "1", "-quiet"), &errb); rc == 0 || !strings.Contains(errb.String(), "-rollout-worlds") {
+			t.Errorf("%v: rc %d, stderr %q; want an error naming -rollout-worlds", args, rc, errb.String())
+		}
+	}
+}

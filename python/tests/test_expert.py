@@ -433,6 +433,21 @@ def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_pa
             assert len(seats) > 0 and (seats == (-k) % 4).all()
     c = config_from_args(["--preset", "expert-rollout"])
     assert (c.exit_rollouts, c.label_seats, c.exit_start, c.exit_warm, c.vf_coef) == (2, "0", "policies/expert-27.onnx", True, 0.0)
-    with pytest.raises(ValueError, match="--rollout-table: give --exit-rollouts"):
-        run_expert(tiny(tmp_path / "b", rollout_table="heuristic,heuristic,heuristic,heuristic"))
-    assert not (tmp_path / "b").exists()
+    for kw in (dict(rollout_table="heuristic,heuristic,heuristic,heuristic"), dict(rollout_worlds=8)):
+        with pytest.raises(ValueError, match="--rollout-table, --rollout-worlds: give --exit-rollouts"):
+            run_expert(tiny(tmp_path / "b", **kw))
+        assert not (tmp_path / "b").exists()
+
+
+def test_expert_rollout_with_a_cheaper_search_in_its_seat(tmp_path):
+    # --rollout-table with search itself in the rollouts, and --rollout-worlds its worlds (dgteach -rollout-worlds)
+    s = run_expert(tiny(tmp_path, exit_start="policies/imitate-search.onnx", exit_rollouts=1, label_seats="0", deals=1,
+                        rollout_table="policy:{policy},search,heuristic,random", rollout_worlds=2,
+                        exit_iterations=1, exit_eval="random,random,random:8", tau=4.0))
+    assert s["iterations"] == 1
+    meta = json.loads((tmp_path / "data" / "iter-000" / "meta.json").read_text())
+    assert meta["rollout_table"] == ["policy:start", "search", "heuristic", "random"]
+    assert (meta["rollout_worlds"], meta["rollouts"], meta["worlds"]) == (2, 1, 1)
+    with pytest.raises(RuntimeError, match="-rollout-worlds 2: no bot"):  # dgteach refuses a table with no search
+        run_expert(tiny(tmp_path / "c", exit_start="policies/imitate-search.onnx", exit_rollouts=1, deals=1,
+                        rollout_table="policy:{policy},heuristic,heuristic,random", rollout_worlds=2))

@@ -245,10 +245,10 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
     if cfg.game != DEFAULT_GAME and cfg.ret_mix:
         raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
-    if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table):
-        raise ValueError(f"--exit-rollouts, --rollout-table: the card game's only ({cfg.game} labels with --teacher)")
-    if cfg.rollout_table and not cfg.exit_rollouts:
-        raise ValueError("--rollout-table: give --exit-rollouts too (the number of rollouts of each card)")
+    if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table or cfg.rollout_worlds):
+        raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
+    if (cfg.rollout_table or cfg.rollout_worlds) and not cfg.exit_rollouts:
+        raise ValueError("--rollout-table, --rollout-worlds: give --exit-rollouts too (the number of rollouts of each card)")
     for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
                      ("--teacher {policy}", "{policy}" in cfg.teacher and not cfg.exit_from)):
         if on and not cfg.exit_start:
@@ -367,6 +367,7 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
         who = ["-players", str(cfg.players)]
         if cfg.exit_rollouts:  # the table's own values: no worlds
             who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
+            who += ["-rollout-worlds", str(cfg.rollout_worlds)] if cfg.rollout_worlds else []
     else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
         who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)]
         who += ["-game-params", cfg.game_params] if cfg.game_params else []

@@ -133,6 +133,7 @@ class TrainConfig:
     # (dgteach -teacher rollout: each card played in the true state, the deal finished K times by --rollout-table)
     exit_rollouts: int = 0
     rollout_table: str = ""  # bots of those playouts ({policy} the current network; "" = the table, search played by the network)
+    rollout_worlds: int = 0  # worlds a decision of the searches among those bots (dgteach -rollout-worlds; 0 = as registered)
     label_seats: str = ""  # table positions whose decisions are labelled ("" = all; dgteach -label-seats)
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
