@@ -23,6 +23,18 @@ func TestCommittedExpertPolicy(t *testing.T) {
 	beatsImitation(t, "expert", "imitate-search", 4, 96)
 }
 
+// The committed 4-player bare network (policies/expert-p4.onnx, iteration 0
+// of --preset expert-rollout with search itself, at 8 worlds, in its seat in
+// the rollouts, from policies/expert.onnx; docs/training.md "Session 35":
+// 4.64 ± 2.30 points a game ahead of search at the mixed table over seeds 7
+// to 11, 3.16 ± 1.62 over 4,000 games; expert.onnx stays the guided
+// search's prior) plays the 4-player game, and one seat of it against three
+// heuristic bots scores clearly more than the committed imitation network
+// in the same games (in these 96: +37.35 ± 6.13 against +9.63 ± 6.87).
+func TestCommittedExpertP4Policy(t *testing.T) {
+	beatsImitation(t, "expert-p4", "imitate-search", 4, 96)
+}
+
 // The committed 3-player network (policies/expert-p3.onnx, iteration 19 of
 // --preset expert at 3 players from imitate-search-p3; docs/training.md
 // "Session 29") plays the 3-player game, and one seat of it against two
@@ -119,6 +131,12 @@ func registeredCommitted(t *testing.T, players int) (*env.Registry, env.Game, ma
 // averaged over a game's decisions (one core): the budget is 100 µs.
 func BenchmarkDecisionExpert(b *testing.B) {
 	benchDecisions(b, policy.Bot{Policy: committed(b, "expert"), Greedy: true})
+}
+
+// The same for the committed 4-player bare network, expert-p4 (the same
+// shape as expert).
+func BenchmarkDecisionExpertP4(b *testing.B) {
+	benchDecisions(b, policy.Bot{Policy: committed(b, "expert-p4"), Greedy: true})
 }
 
 // The same for the committed 3-player network (512-256-256 over the
