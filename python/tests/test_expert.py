@@ -448,6 +448,9 @@ def test_expert_rollout_with_a_cheaper_search_in_its_seat(tmp_path):
     meta = json.loads((tmp_path / "data" / "iter-000" / "meta.json").read_text())
     assert meta["rollout_table"] == ["policy:start", "search", "heuristic", "random"]
     assert (meta["rollout_worlds"], meta["rollouts"], meta["worlds"]) == (2, 1, 1)
+    with pytest.raises(ValueError, match="--rollout-worlds -1: must be >= 0"):  # before anything is written
+        run_expert(tiny(tmp_path / "d", exit_start="policies/imitate-search.onnx", exit_rollouts=1, rollout_worlds=-1))
+    assert not (tmp_path / "d").exists()
     with pytest.raises(RuntimeError, match="-rollout-worlds 2: no bot"):  # dgteach refuses a table with no search
         run_expert(tiny(tmp_path / "c", exit_start="policies/imitate-search.onnx", exit_rollouts=1, deals=1,
                         rollout_table="policy:{policy},heuristic,heuristic,random", rollout_worlds=2))

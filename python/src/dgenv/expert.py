@@ -247,6 +247,8 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
     if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table or cfg.rollout_worlds):
         raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
+    if cfg.rollout_worlds < 0:
+        raise ValueError(f"--rollout-worlds {cfg.rollout_worlds}: must be >= 0 (0: the searches' own worlds)")
     if (cfg.rollout_table or cfg.rollout_worlds) and not cfg.exit_rollouts:
         raise ValueError("--rollout-table, --rollout-worlds: give --exit-rollouts too (the number of rollouts of each card)")
     for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
