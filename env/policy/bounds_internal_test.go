@@ -104,10 +104,17 @@ func modelWith(tb testing.TB, width, relus, squares int, poison float32) []byte 
 	g = pbBytes(g, graphNode, pbNode("MatMul", []string{fmt.Sprintf("h%d", relus+squares), "out"}, "logits"))
 	g = pbBytes(g, graphInitializer, pbTensor("w", []int64{d, int64(width)}, w))
 	g = pbBytes(g, graphInitializer, pbTensor("out", []int64{int64(width), 90}, out))
-	g = pbBytes(g, graphInput, pbValue("obs", 1, d))
+	return pbPolicy(g, parity.meta)
+}
+
+// pbPolicy completes graph g's nodes and initializers into a policy file:
+// the input obs [1, 874], the output logits [1, 90] and metadata meta (the
+// parity model's: 4 players).
+func pbPolicy(g []byte, meta map[string]string) []byte {
+	g = pbBytes(g, graphInput, pbValue("obs", 1, 874))
 	g = pbBytes(g, graphOutput, pbValue("logits", 1, 90))
 	m := pbBytes(nil, modelGraph, g)
-	for k, v := range parity.meta {
+	for k, v := range meta {
 		m = pbBytes(m, modelMetadata, pbBytes(pbBytes(nil, 1, []byte(k)), 2, []byte(v)))
 	}
 	return m

@@ -3,10 +3,10 @@
 //
 // Why a small interpreter of our own rather than onnxruntime or a general Go
 // ONNX library: the exported policies are multilayer perceptrons (Gemm or
-// MatMul, Add, Mul, Relu, Tanh), which a few hundred lines run exactly and
-// fast, `go build` stays free of cgo and shared libraries, and anything
-// outside that set is refused with an error naming it instead of being
-// half-supported. Observations are mostly zeros (a hand, a trick and prize
+// MatMul, Add, Mul, Relu, Tanh; Gather for the views of a colour-averaged
+// policy), which a few hundred lines run exactly and fast, `go build` stays
+// free of cgo and shared libraries, and anything outside that set is
+// refused with an error naming it instead of being half-supported. Observations are mostly zeros (a hand, a trick and prize
 // piles over 90 card ids), so matrix products skip zero inputs.
 //
 // The file format ("dgenv policy v1", written by python -m dgenv.export):
@@ -15,7 +15,9 @@
 //   - metadata_props "dgenv.format" = "policy-v1", "dgenv.game" (JSON game
 //     parameters), "dgenv.obs_layout" (JSON [{name, offset, shape}]),
 //     "dgenv.obs_size", "dgenv.num_actions"; optionally
-//     "dgenv.description" and "dgenv.logit_scale" (Meta.LogitScale).
+//     "dgenv.description" and "dgenv.logit_scale" (Meta.LogitScale);
+//   - float32 initializers, except Gather's indices (1-D int32 or int64,
+//     axis 1); an initializer several nodes use is compiled once.
 //
 // The package does no I/O: callers hand it bytes or an fs.FS.
 package policy
@@ -60,6 +62,8 @@ const (
 	tensorDims     = 1
 	tensorDataType = 2
 	tensorFloats   = 4
+	tensorInt32s   = 5
+	tensorInt64s   = 7
 	tensorName     = 8
 	tensorRaw      = 9
 	tensorExternal = 13
@@ -69,12 +73,18 @@ const (
 	valueType = 2
 
 	tensorFloat32 = 1
+	tensorInt32   = 6
+	tensorInt64   = 7
 )
 
 type rawTensor struct {
 	name string
 	dims []int64
 	data []float32
+	// ints holds an int32 or int64 tensor's values (Gather's indices); data
+	// is then nil, and isInt is set.
+	ints  []int64
+	isInt bool
 }
 
 type rawNode struct {
@@ -258,6 +268,7 @@ func parseTensor(b []byte) (rawTensor, error) {
 	dtype := int64(-1)
 	var raw []byte
 	var floats []float32
+	var ints []int64
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch num {
 		case tensorDims:
@@ -290,6 +301,19 @@ func parseTensor(b []byte) (rawTensor, error) {
 			for i := 0; i < len(v); i += 4 {
 				floats = append(floats, math.Float32frombits(binary.LittleEndian.Uint32(v[i:])))
 			}
+		case tensorInt32s, tensorInt64s:
+			if typ == protowire.VarintType {
+				ints = append(ints, varintValue(num, x))
+				return nil
+			}
+			for len(v) > 0 { // packed
+				d, n := protowire.ConsumeVarint(v)
+				if n < 0 {
+					return bad("malformed tensor int data")
+				}
+				ints = append(ints, varintValue(num, d))
+				v = v[n:]
+			}
 		case tensorExternal, tensorLocation:
 			if num == tensorExternal || x != 0 {
 				return bad("tensor %q: external data is not supported (save the model as one file)", t.name)
@@ -300,8 +324,16 @@ func parseTensor(b []byte) (rawTensor, error) {
 	if err != nil {
 		return t, err
 	}
-	if dtype != tensorFloat32 {
-		return t, bad("tensor %q: data type %d, only float32 (1) is supported", t.name, dtype)
+	width := int64(4)
+	switch dtype {
+	case tensorFloat32:
+	case tensorInt32, tensorInt64:
+		t.isInt = true
+		if dtype == tensorInt64 {
+			width = 8
+		}
+	default:
+		return t, bad("tensor %q: data type %d, only float32 (1), and int32 (6) or int64 (7) for Gather's indices, are supported", t.name, dtype)
 	}
 	size := int64(1)
 	for _, d := range t.dims {
@@ -312,6 +344,33 @@ func parseTensor(b []byte) (rawTensor, error) {
 		if size > maxElements {
 			return t, bad("tensor %q: too large", t.name)
 		}
+	}
+	if t.isInt {
+		// Indices are at most a row wide (a Gather's output is a row): a
+		// varint takes a byte, its value 8, so a larger count would let a
+		// small file hold much memory.
+		if size > MaxScratch {
+			return t, bad("tensor %q: %d integers, at most %d", t.name, size, MaxScratch)
+		}
+		switch {
+		case raw != nil:
+			if int64(len(raw)) != width*size {
+				return t, bad("tensor %q: %d raw bytes for %d integers of %d bytes", t.name, len(raw), size, width)
+			}
+			t.ints = make([]int64, size)
+			for i := range t.ints {
+				if width == 8 {
+					t.ints[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+				} else {
+					t.ints[i] = int64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+				}
+			}
+		case int64(len(ints)) == size:
+			t.ints = ints
+		default:
+			return t, bad("tensor %q: %d values for shape %v", t.name, len(ints), t.dims)
+		}
+		return t, nil
 	}
 	switch {
 	case raw != nil:
@@ -328,6 +387,15 @@ func parseTensor(b []byte) (rawTensor, error) {
 		return t, bad("tensor %q: %d values for shape %v", t.name, len(floats), t.dims)
 	}
 	return t, nil
+}
+
+// varintValue is one value of int32_data (field 5: int32s sign-extended to
+// 64 bits, as protobuf encodes a negative int32) or int64_data (field 7).
+func varintValue(num protowire.Number, x uint64) int64 {
+	if num == tensorInt32s {
+		return int64(int32(x))
+	}
+	return int64(x)
 }
 
 func parseValueInfo(b []byte) (valueInfo, error) {

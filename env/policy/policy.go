@@ -57,6 +57,8 @@ type step struct {
 	bias []float32 // length n (Gemm C times beta, or Add/Mul constant), or nil
 	// For Add/Mul with a constant: c has length 1 or n.
 	c []float32
+	// For Gather: out[j] = in[idx[j]].
+	idx []int32
 }
 
 // Policy is a loaded, validated model. It is safe for concurrent use.
@@ -271,6 +273,10 @@ func (p *Policy) compile(m *rawModel) error {
 	if len(m.outputs) != 1 || m.outputs[0].name != "logits" {
 		return bad("want exactly one graph output named \"logits\"")
 	}
+	// A weight that several nodes use (a graph that runs one network on
+	// several views of the observation, as a colour-averaged policy does)
+	// is compiled once: one copy in memory and in the cache.
+	shared := map[sharedWeight][]float32{}
 	slots := map[string]int{"obs": 0}
 	p.widths = []int{d}
 	newSlot := func(name string, width int) (int, error) {
@@ -312,8 +318,8 @@ func (p *Policy) compile(m *rawModel) error {
 				return bad("node %d (%s): missing weight", i, n.op)
 			}
 			wt, ok := m.inits[n.inputs[1]]
-			if !ok || len(wt.dims) != 2 {
-				return bad("node %d (%s): weight %q must be a 2-D constant", i, n.op, n.inputs[1])
+			if !ok || len(wt.dims) != 2 || wt.isInt {
+				return bad("node %d (%s): weight %q must be a 2-D float32 constant", i, n.op, n.inputs[1])
 			}
 			k, nn := int(wt.dims[0]), int(wt.dims[1])
 			alpha, beta := float32(1), float32(1)
@@ -341,20 +347,24 @@ func (p *Policy) compile(m *rawModel) error {
 				return bad("node %d (Gemm): alpha %v / beta %v: not finite", i, alpha, beta)
 			}
 			st.k, st.n = k, nn
-			st.w = make([]float32, k*nn)
-			for r := range k {
-				for c := range nn {
-					v := wt.data[r*nn+c]
-					if n.op == "Gemm" && n.ints["transB"] != 0 {
-						v = wt.data[c*k+r]
+			key := sharedWeight{n.inputs[1], n.op == "Gemm" && n.ints["transB"] != 0, alpha}
+			if st.w = shared[key]; st.w == nil {
+				st.w = make([]float32, k*nn)
+				for r := range k {
+					for c := range nn {
+						v := wt.data[r*nn+c]
+						if key.trans {
+							v = wt.data[c*k+r]
+						}
+						st.w[r*nn+c] = alpha * v
 					}
-					st.w[r*nn+c] = alpha * v
 				}
+				shared[key] = st.w
 			}
 			if n.op == "Gemm" && len(n.inputs) > 2 && n.inputs[2] != "" {
 				bt, ok := m.inits[n.inputs[2]]
-				if !ok {
-					return bad("node %d (Gemm): bias %q must be a constant", i, n.inputs[2])
+				if !ok || bt.isInt {
+					return bad("node %d (Gemm): bias %q must be a float32 constant", i, n.inputs[2])
 				}
 				b, err := rowVector(bt, nn)
 				if err != nil {
@@ -371,6 +381,9 @@ func (p *Policy) compile(m *rawModel) error {
 			}
 			st.n = w
 			if ct, ok := m.inits[n.inputs[1]]; ok {
+				if ct.isInt {
+					return bad("node %d (%s): constant %q must be float32", i, n.op, n.inputs[1])
+				}
 				c, err := rowVector(ct, w)
 				if err != nil {
 					return bad("node %d (%s): constant: %v", i, n.op, err)
@@ -386,8 +399,33 @@ func (p *Policy) compile(m *rawModel) error {
 				}
 				st.in2 = in2
 			}
+		case "Gather":
+			if len(n.inputs) != 2 {
+				return bad("node %d (Gather): want two inputs", i)
+			}
+			if axis := n.ints["axis"]; axis != 1 && axis != -1 {
+				return bad("node %d (Gather): axis %d, only 1 (the columns of a row) is supported", i, axis)
+			}
+			it, ok := m.inits[n.inputs[1]]
+			if !ok || !it.isInt || len(it.dims) != 1 {
+				return bad("node %d (Gather): indices %q must be a 1-D int32 or int64 constant", i, n.inputs[1])
+			}
+			if len(it.ints) == 0 || len(it.ints) > MaxScratch {
+				return bad("node %d (Gather): %d indices, want 1 to %d", i, len(it.ints), MaxScratch)
+			}
+			st.n = len(it.ints)
+			st.idx = make([]int32, st.n)
+			for j, v := range it.ints {
+				if v < -int64(w) || v >= int64(w) {
+					return bad("node %d (Gather): index %d out of range for width %d", i, v, w)
+				}
+				if v < 0 { // counted from the end, as ONNX allows
+					v += int64(w)
+				}
+				st.idx[j] = int32(v)
+			}
 		default:
-			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity)", i, n.op)
+			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity, Gather)", i, n.op)
 		}
 		if scratch += st.n; scratch > MaxScratch {
 			return bad("node %d (%s): the graph's values need over %d floats a row (at most %d)", i, n.op, scratch, MaxScratch)
@@ -416,6 +454,14 @@ func (p *Policy) compile(m *rawModel) error {
 		off += w
 	}
 	return nil
+}
+
+// sharedWeight names a compiled weight: the initializer, whether it was
+// transposed, and the alpha it was scaled by.
+type sharedWeight struct {
+	name  string
+	trans bool
+	alpha float32
 }
 
 func finite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
@@ -518,6 +564,10 @@ func (p *Policy) forward(out []float32, scratch []float32) {
 			}
 		case "Identity":
 			copy(dst, src)
+		case "Gather":
+			for j, k := range st.idx {
+				dst[j] = src[k]
+			}
 		case "MatMul", "Gemm":
 			if st.bias != nil {
 				copy(dst, st.bias)
@@ -528,10 +578,7 @@ func (p *Policy) forward(out []float32, scratch []float32) {
 				if a == 0 {
 					continue
 				}
-				row := st.w[r*st.n : (r+1)*st.n]
-				for j, wv := range row {
-					dst[j] += a * wv
-				}
+				axpy(a, st.w[r*st.n:(r+1)*st.n], dst)
 			}
 		case "Add", "Mul":
 			other := st.c
