@@ -1,6 +1,7 @@
 """Export a training checkpoint to a "dgenv policy v1" ONNX file.
 
     python -m dgenv.export runs/beat-heuristic/checkpoints/final.pt policies/mine.onnx
+    python -m dgenv.export --colour-average 5 policies/mine.onnx policies/mine-c5.onnx
 
 The graph maps the raw observation (uint8 values as float32) to 90 unmasked
 logits with Mul/Gemm/Relu|Tanh nodes only; the metadata names the game and the
@@ -8,6 +9,9 @@ observation layout (see :mod:`dgenv.policy`). The export is checked with
 ``onnx.checker``, the format checker and, with ``--verify`` (default), against
 torch on random observations (max |difference| <= 1e-5, relative to the
 logits' size when it exceeds 1).
+
+``--colour-average K`` reads a card-game policy file instead and writes it
+averaged over K colour renamings (:func:`dgenv.policy.colour_average`).
 """
 
 from __future__ import annotations
@@ -86,13 +90,30 @@ def export_checkpoint(checkpoint: Union[str, Path], out: Union[str, Path], descr
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """CLI entry point."""
     p = argparse.ArgumentParser(prog="python -m dgenv.export", description="checkpoint.pt -> policy-v1 ONNX")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help="a checkpoint (.pt), or with --colour-average a card-game policy file (.onnx)")
     p.add_argument("out")
     p.add_argument("--description", default="")
     p.add_argument("--no-verify", action="store_true", help="skip the torch vs numpy check")
+    p.add_argument("--colour-average", type=int, default=0, metavar="K",
+                   help="read a policy file and write it averaged over K (2 to 5) colour renamings: K forward passes a decision")
     a = p.parse_args(argv)
-    path = export_checkpoint(a.checkpoint, a.out, a.description, verify=not a.no_verify)
     from .policy import read_meta
+
+    if a.colour_average:
+        from .policy import colour_average, save_onnx
+
+        if not 2 <= a.colour_average <= 5:
+            p.error(f"--colour-average {a.colour_average}: want 2 to 5")
+        try:
+            m = colour_average(a.checkpoint, a.colour_average)
+            for prop in m.metadata_props:
+                if prop.key == "dgenv.description" and a.description:
+                    prop.value = a.description
+            path = save_onnx(m, a.out)
+        except (ValueError, OSError) as e:
+            p.error(str(e))
+    else:
+        path = export_checkpoint(a.checkpoint, a.out, a.description, verify=not a.no_verify)
 
     m = read_meta(path)
     game = f"{m.players} players, {m.deals} deals" if m.game == "david_goliath" else f"{m.game} {dict(m.params)}"

@@ -61,7 +61,7 @@ from ._trainutil import (
     teach_spec,
 )
 from .model import PolicyNet, export_onnx, load_checkpoint, masked_logits, obs_scale, save_checkpoint
-from .policy import PolicyMeta
+from .policy import PolicyMeta, colour_permutations
 from .spec import DEFAULT_GAME
 
 __all__ = ["colour_permutations", "load_teach", "find_dgteach", "generate", "train_imitation", "potential"]
@@ -107,43 +107,6 @@ def potential(obs: np.ndarray, players: int, prizes_offset: int) -> np.ndarray:
     face = (pr * np.arange(1, 19, dtype=np.float32)).sum(axis=3)
     score = np.where(n <= 2, face, n).sum(axis=2)
     return (score[:, 0] - score[:, 1:].mean(axis=1)).astype(np.float32)
-
-
-def colour_permutations(sections: list[dict[str, Any]], size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index maps of the 120 permutations of the 5 colours: ``(obs_idx [120, D], act_idx [120, 90])``.
-
-    The rules treat the colours alike (no trump, no colour order; each colour
-    scores on its own), so permuting them in a position, its legal cards and
-    its search values gives an equally valid labelled position:
-    ``obs[:, obs_idx[k]]``, ``mask[:, act_idx[k]]``, ``q[:, act_idx[k]]`` is
-    the position with colour ``c`` renamed ``perm[k][c]``. Sections per card
-    (``hand``, ``current_trick``, ``prizes``) and per colour
-    (``prize_counts``, ``voids``, ``lead_colour``) are permuted; the rest is
-    left as it is.
-    """
-    from itertools import permutations
-
-    perms = list(permutations(range(5)))
-    obs_idx = np.tile(np.arange(size), (len(perms), 1))
-    act_idx = np.tile(np.arange(90), (len(perms), 1))
-    for k, perm in enumerate(perms):
-        inv = np.argsort(perm)  # new colour j came from old colour inv[j]
-        card = np.array([inv[j // 18] * 18 + j % 18 for j in range(90)])
-        act_idx[k] = card
-        for sec in sections:
-            off, shape = int(sec["offset"]), [int(x) for x in sec["shape"]]
-            width = shape[-1]
-            rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
-            if sec["name"] in ("hand", "current_trick", "prizes") and width == 90:
-                m = card
-            elif sec["name"] in ("prize_counts", "voids", "lead_colour") and width == 5:
-                m = inv
-            else:
-                continue
-            for r in range(rows):
-                base = off + r * width
-                obs_idx[k, base : base + width] = base + m
-    return obs_idx, act_idx
 
 
 def _batches(n: int, size: int, gen: torch.Generator):

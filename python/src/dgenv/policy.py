@@ -13,8 +13,10 @@ The format, exactly:
 * one graph output ``"logits"``: float32 ``[batch, A]`` (A the game's actions), unmasked (the consumer
   sets illegal actions to -inf before argmax / softmax);
 * nodes only from ``Gemm`` (alpha, beta, transA=0, transB 0 or 1), ``MatMul``,
-  ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity``; weights are float32
-  initializers;
+  ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity`` and ``Gather`` (axis 1,
+  constant int32/int64 indices: a row's columns in a new order, as
+  :func:`colour_average` writes); weights are float32 initializers, and an
+  initializer used by several nodes is one weight;
 * ``metadata_props``: ``dgenv.format = "policy-v1"``, ``dgenv.game`` (JSON
   ``{"name", ...parameters}`` as a session's ``game`` takes it, e.g.
   ``{"name": "duel", "max_rounds": 100}``; without ``"name"``, the card game:
@@ -53,13 +55,15 @@ __all__ = [
     "read_meta",
     "check_policy",
     "onnx_forward",
+    "colour_permutations",
+    "colour_average",
     "OnnxPolicy",
     "masked_argmax",
 ]
 
 FORMAT = "policy-v1"
 NUM_ACTIONS = 90
-ALLOWED_OPS = frozenset({"Gemm", "MatMul", "Add", "Mul", "Relu", "Tanh", "Identity"})
+ALLOWED_OPS = frozenset({"Gemm", "MatMul", "Add", "Mul", "Relu", "Tanh", "Identity", "Gather"})
 OPSET = 13
 IR_VERSION = 8
 
@@ -341,12 +345,23 @@ def check_policy(path_or_model: Any) -> PolicyMeta:
         dims = _dims(vi)
         if len(dims) != 2 or dims[1] != want or isinstance(dims[0], int) and dims[0] > 0:
             raise ValueError(f"{vi.name}: shape {dims}, want [batch, {want}] with a symbolic batch")
+    index_types = (TensorProto.INT64, TensorProto.INT32)
+    indices = {n.input[1] for n in g.node if n.op_type == "Gather" and len(n.input) == 2}
     for t in g.initializer:
-        if t.data_type != TensorProto.FLOAT:
+        if t.name in indices:
+            if t.data_type not in index_types or len(t.dims) != 1:
+                raise ValueError(f"initializer {t.name}: Gather's indices must be a 1-D int32 or int64 tensor")
+        elif t.data_type != TensorProto.FLOAT:
             raise ValueError(f"initializer {t.name}: not float32")
     for n in g.node:
         if n.op_type not in ALLOWED_OPS or n.domain not in ("", "ai.onnx"):
             raise ValueError(f"node {n.name or n.op_type}: op {n.domain + '.' if n.domain else ''}{n.op_type} is not allowed")
+        if n.op_type == "Gather":
+            a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
+            if a.get("axis", 0) not in (1, -1) or len(n.input) != 2 or n.input[1] not in init_names:
+                raise ValueError(f"node {n.name or 'Gather'}: Gather must take constant indices on axis 1")
+            if any(n.input[1] == m.input[0] for m in g.node):
+                raise ValueError(f"node {n.name or 'Gather'}: indices {n.input[1]} are used as data elsewhere")
         if n.op_type == "Gemm":
             a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
             if a.get("transA", 0) != 0 or a.get("transB", 0) not in (0, 1):
@@ -375,7 +390,10 @@ def onnx_forward(path_or_model: Any, obs: np.ndarray) -> np.ndarray:
 
     m = load_onnx(path_or_model)
     g = m.graph
-    vals: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t).astype(np.float32, copy=False) for t in g.initializer}
+    vals: dict[str, np.ndarray] = {}
+    for t in g.initializer:
+        v = numpy_helper.to_array(t)
+        vals[t.name] = v if v.dtype.kind in "iu" else v.astype(np.float32, copy=False)
     vals["obs"] = np.asarray(obs, dtype=np.float32)
     if vals["obs"].ndim == 1:
         vals["obs"] = vals["obs"][None, :]
@@ -405,10 +423,159 @@ def onnx_forward(path_or_model: Any, obs: np.ndarray) -> np.ndarray:
             y = np.tanh(ins[0])
         elif op == "Identity":
             y = ins[0]
+        elif op == "Gather":
+            y = np.take(ins[0], ins[1].astype(np.int64), axis=a["axis"].i if "axis" in a else 0)
         else:
             raise ValueError(f"op {op} is not in the policy-v1 set")
         vals[n.output[0]] = np.asarray(y, dtype=np.float32)
     return vals[g.output[0].name]
+
+
+def colour_permutations(sections: Sequence[Mapping[str, Any]], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index maps of the 120 permutations of the 5 colours: ``(obs_idx [120, D], act_idx [120, 90])``.
+
+    The rules treat the colours alike (no trump, no colour order; each colour
+    scores on its own), so permuting them in a position, its legal cards and
+    its search values gives an equally valid labelled position:
+    ``obs[:, obs_idx[k]]``, ``mask[:, act_idx[k]]``, ``q[:, act_idx[k]]`` is
+    the position with colour ``c`` renamed ``perm[k][c]``, ``perm[k]`` the
+    ``k``-th of ``itertools.permutations(range(5))``. Sections per card
+    (``hand``, ``current_trick``, ``prizes``) and per colour
+    (``prize_counts``, ``voids``, ``lead_colour``) are permuted; the rest is
+    left as it is.
+    """
+    from itertools import permutations
+
+    perms = list(permutations(range(5)))
+    obs_idx = np.tile(np.arange(size), (len(perms), 1))
+    act_idx = np.tile(np.arange(90), (len(perms), 1))
+    for k, perm in enumerate(perms):
+        inv = np.argsort(perm)  # new colour j came from old colour inv[j]
+        card = np.array([inv[j // 18] * 18 + j % 18 for j in range(90)])
+        act_idx[k] = card
+        for sec in sections:
+            off, shape = int(sec["offset"]), [int(x) for x in sec["shape"]]
+            width = shape[-1]
+            rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+            if sec["name"] in ("hand", "current_trick", "prizes") and width == 90:
+                m = card
+            elif sec["name"] in ("prize_counts", "voids", "lead_colour") and width == 5:
+                m = inv
+            else:
+                continue
+            for r in range(rows):
+                base = off + r * width
+                obs_idx[k, base : base + width] = base + m
+    return obs_idx, act_idx
+
+
+def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
+    """A card-game policy averaged over colour renamings, still one bare network.
+
+    The rules are colour-symmetric, but a trained network is so only
+    approximately: the same position with its colours renamed gets other
+    logits. The returned graph runs the policy on ``renamings`` views of the
+    observation (colour ``c`` renamed ``(c + s) % 5`` for ``s`` below
+    ``renamings``: the identity and the cyclic shifts), maps each view's
+    logits back to the real cards and averages them. Each view is a
+    ``Gather`` of the observation's columns and of the logits; the weights
+    are the original's, stored once and shared by every view, so the file
+    is the original's size and a decision costs ``renamings`` forward
+    passes (docs/benchmarks.md).
+
+    Args:
+        path_or_model: a card-game policy file, its bytes, or a model.
+        renamings: views, 1 to 5.
+
+    Returns:
+        the checked ``onnx.ModelProto`` (save it with :func:`save_onnx`).
+    """
+    onnx = _onnx()
+    from onnx import helper, numpy_helper
+
+    if not 1 <= renamings <= 5:
+        raise ValueError(f"renamings {renamings}: want 1 to 5 (the cyclic shifts of the 5 colours)")
+    m = load_onnx(path_or_model)
+    meta = check_policy(m)
+    if meta.game != DEFAULT_GAME:
+        raise ValueError(f"colour_average: a {meta.game} policy; only the card game's colours are symmetric")
+    if any(n.op_type == "Gather" for n in m.graph.node):
+        raise ValueError("colour_average: the policy is already averaged (it has Gather nodes)")
+    from itertools import permutations
+
+    order = list(permutations(range(5)))
+    obs_idx, act_idx = colour_permutations(meta.obs_layout, meta.obs_size)
+    g = m.graph
+    inits = list(g.initializer)
+    taken = {t.name for t in inits} | {o for n in g.node for o in n.output} | {"obs"}
+
+    def fresh(name: str) -> str:
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+
+    views = []  # per view: {old value name -> new}
+    pre: list[Any] = []
+    for s in range(renamings):
+        k = order.index(tuple((c + s) % 5 for c in range(5)))
+        ren = {o: (o if s == 0 else fresh(f"v{s}_{o}")) for n in g.node for o in n.output}
+        if s == 0:
+            ren["obs"] = "obs"
+        else:
+            idx = fresh(f"v{s}_obs_idx")
+            inits.append(numpy_helper.from_array(obs_idx[k].astype(np.int64), idx))
+            ren["obs"] = fresh(f"v{s}_obs")
+            pre.append(helper.make_node("Gather", ["obs", idx], [ren["obs"]], axis=1))
+        views.append((k, ren))
+    nodes = pre
+    for n in g.node:  # one layer of every view, then the next: the shared weights stay in the cache
+        for _, ren in views:
+            n2 = onnx.NodeProto()
+            n2.CopyFrom(n)
+            n2.name = ""
+            del n2.input[:]
+            n2.input.extend([ren.get(x, x) for x in n.input])
+            del n2.output[:]
+            n2.output.extend([ren[x] for x in n.output])
+            nodes.append(n2)
+    outs = []
+    for s, (k, ren) in enumerate(views):
+        if s == 0:
+            outs.append(ren["logits"])
+            continue
+        back = fresh(f"v{s}_act_idx")
+        inits.append(numpy_helper.from_array(np.argsort(act_idx[k]).astype(np.int64), back))
+        out = fresh(f"v{s}_logits_real")
+        nodes.append(helper.make_node("Gather", [ren["logits"], back], [out], axis=1))
+        outs.append(out)
+    # view 0's nodes wrote "logits": rename it, the mean is the graph's output
+    first = fresh("v0_logits")
+    for n in nodes:
+        n.input[:] = [first if x == "logits" else x for x in n.input]
+        n.output[:] = [first if x == "logits" else x for x in n.output]
+    outs[0] = first
+    acc = outs[0]
+    for j, o in enumerate(outs[1:]):
+        nxt = fresh(f"sum{j + 1}")
+        nodes.append(helper.make_node("Add", [acc, o], [nxt]))
+        acc = nxt
+    scale = fresh("mean_scale")
+    inits.append(numpy_helper.from_array(np.array([1.0 / renamings], dtype=np.float32), scale))
+    nodes.append(helper.make_node("Mul", [acc, scale], ["logits"]))
+    graph = helper.make_graph(nodes, g.name or "policy", list(g.input), list(g.output), inits)
+    out_model = helper.make_model(graph, opset_imports=list(m.opset_import), ir_version=m.ir_version)
+    for p in m.metadata_props:
+        v = p.value
+        if p.key == "dgenv.description":
+            v = (v + "; " if v else "") + f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"
+        out_model.metadata_props.append(onnx.StringStringEntryProto(key=p.key, value=v))
+    if not any(p.key == "dgenv.description" for p in m.metadata_props):
+        out_model.metadata_props.append(onnx.StringStringEntryProto(
+            key="dgenv.description", value=f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"))
+    onnx.checker.check_model(out_model)
+    check_policy(out_model)
+    return out_model
 
 
 def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
