@@ -2,6 +2,8 @@ package policy_test
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/davidgoliath/dgenv/env"
@@ -33,6 +35,42 @@ func TestCommittedExpertPolicy(t *testing.T) {
 // in the same games (in these 96: +37.35 ± 6.13 against +9.63 ± 6.87).
 func TestCommittedExpertP4Policy(t *testing.T) {
 	beatsImitation(t, "expert-p4", "imitate-search", 4, 96)
+}
+
+// The committed 4-player colour-averaged network (policies/expert-p4-c3.onnx:
+// expert-p4 run on three colour renamings of the position, its logits
+// averaged; python -m dgenv.export --colour-average 3, docs/training.md
+// "Session 37") replays the first 16 games of seed 7 of the mixed
+// table exactly as recorded (bin/dgeval -players 4 -agents
+// policy:expert-p4-c3,search,heuristic,random -duplicate -seed 7), and one
+// seat of it against three heuristic bots scores clearly more than the
+// imitation network (in these 96: +44.89 ± 6.32 against +9.63 ± 6.87;
+// expert-p4 +37.35 ± 6.13 in the same games).
+func TestCommittedExpertP4C3Policy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p4-c3,search,heuristic,random", 7, [][]int{
+		{225, 204, 137, 122}, {183, 154, 120, 126}, {247, 197, 173, 111}, {119, 159, 182, 132},
+		{222, 180, 123, 135}, {177, 157, 141, 137}, {176, 200, 148, 98}, {212, 121, 187, 123},
+		{186, 158, 161, 128}, {126, 172, 130, 102}, {149, 193, 146, 126}, {209, 203, 147, 121},
+		{210, 173, 142, 119}, {166, 202, 128, 202}, {170, 180, 157, 145}, {173, 190, 140, 149},
+	})
+	beatsImitation(t, "expert-p4-c3", "imitate-search", 4, 96)
+}
+
+// replaysRecorded plays the recorded games of a table (its agents
+// comma-separated, duplicate, the seed; as many games as rows) and wants
+// every agent's total in every game as recorded: a change in a policy's
+// logits, a bot or the rules that changes a move shows here.
+func replaysRecorded(t *testing.T, table string, seed uint64, want [][]int) {
+	t.Helper()
+	agents := strings.Split(table, ",")
+	reg, g, _ := registeredCommitted(t, len(agents))
+	res, err := env.PlayMatchOf(reg, g, env.MatchConfig{Agents: agents, Games: len(want), Seed: seed, Duplicate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(res.Scores, want, slices.Equal[[]int]) {
+		t.Errorf("%s, seed %d: totals per game\n%v\nrecorded\n%v", table, seed, res.Scores, want)
+	}
 }
 
 // The committed 3-player network (policies/expert-p3.onnx, iteration 19 of
@@ -137,6 +175,12 @@ func BenchmarkDecisionExpert(b *testing.B) {
 // shape as expert).
 func BenchmarkDecisionExpertP4(b *testing.B) {
 	benchDecisions(b, policy.Bot{Policy: committed(b, "expert-p4"), Greedy: true})
+}
+
+// The committed 4-player colour-averaged network: three forward passes of
+// expert-p4's shape and the Gathers of their views.
+func BenchmarkDecisionExpertP4C3(b *testing.B) {
+	benchDecisions(b, policy.Bot{Policy: committed(b, "expert-p4-c3"), Greedy: true})
 }
 
 // The same for the committed 3-player network (512-256-256 over the

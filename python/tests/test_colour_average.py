@@ -108,3 +108,9 @@ def test_check_policy_refuses_a_gather_the_runtime_does_not_run():
     idx.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(idx).astype(np.float32), idx.name))
     with pytest.raises(ValueError, match="int32 or int64"):
         pol.check_policy(m)
+
+
+def test_committed_expert_p4_c3_is_expert_p4_averaged_over_three_renamings():
+    """policies/expert-p4-c3.onnx is what the documented command writes from policies/expert-p4.onnx."""
+    committed = (REPO / "policies" / "expert-p4-c3.onnx").read_bytes()
+    assert committed == pol.colour_average(EXPERT_P4, 3).SerializeToString()
