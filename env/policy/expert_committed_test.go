@@ -102,6 +102,25 @@ func TestCommittedExpertP6Policy(t *testing.T) {
 	beatsImitation(t, "expert-p6", "imitate-search-p6", 6, 240)
 }
 
+// The committed 6-player colour-averaged network (policies/expert-p6-c3.onnx:
+// expert-p6 on three colour renamings, its logits averaged;
+// docs/training.md "Session 37") replays the first 12 games (one deal in
+// its 12 seatings) of seed 7 of the 6-player mixed table exactly as
+// recorded (bin/dgeval -players 6 -agents
+// policy:expert-p6-c3,search,heuristic,random,heuristic,random -duplicate
+// -seed 7), and one seat of it against five heuristic bots scores clearly
+// more than imitate-search-p6 (in these 240: +102.36 ± 7.97 against
+// +35.28 ± 7.26; expert-p6 +102.41 ± 7.84 in the same games).
+func TestCommittedExpertP6C3Policy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p6-c3,search,heuristic,random,heuristic,random", 7, [][]int{
+		{328, 323, 304, 321, 359, 243}, {370, 256, 283, 266, 209, 231}, {349, 404, 250, 264, 361, 225},
+		{386, 273, 243, 230, 408, 267}, {323, 287, 337, 238, 256, 231}, {343, 383, 285, 257, 259, 180},
+		{396, 354, 301, 293, 315, 232}, {293, 337, 258, 235, 253, 225}, {334, 404, 336, 168, 283, 231},
+		{328, 322, 293, 200, 301, 224}, {334, 381, 255, 266, 361, 225}, {308, 274, 292, 234, 306, 251},
+	})
+	beatsImitation(t, "expert-p6-c3", "imitate-search-p6", 6, 240)
+}
+
 // beatsImitation plays the committed network name in one seat against
 // players-1 heuristic bots (duplicate, seed 1), then the committed
 // imitation network ref in the same games, and wants name's interval above
@@ -198,4 +217,10 @@ func BenchmarkDecisionExpertP5(b *testing.B) {
 // The same for the committed 6-player network, on 6-player positions.
 func BenchmarkDecisionExpertP6(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p6"), Greedy: true}, 6)
+}
+
+// The committed 6-player colour-averaged network: three passes of
+// expert-p6's shape, on 6-player positions.
+func BenchmarkDecisionExpertP6C3(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p6-c3"), Greedy: true}, 6)
 }

@@ -110,7 +110,8 @@ def test_check_policy_refuses_a_gather_the_runtime_does_not_run():
         pol.check_policy(m)
 
 
-def test_committed_expert_p4_c3_is_expert_p4_averaged_over_three_renamings():
-    """policies/expert-p4-c3.onnx is what the documented command writes from policies/expert-p4.onnx."""
-    committed = (REPO / "policies" / "expert-p4-c3.onnx").read_bytes()
-    assert committed == pol.colour_average(EXPERT_P4, 3).SerializeToString()
+@pytest.mark.parametrize("count", [4, 6])
+def test_committed_averaged_networks_are_the_commands_output(count):
+    """policies/expert-pN-c3.onnx is what the documented command writes from policies/expert-pN.onnx."""
+    committed = (REPO / "policies" / f"expert-p{count}-c3.onnx").read_bytes()
+    assert committed == pol.colour_average(REPO / "policies" / f"expert-p{count}.onnx", 3).SerializeToString()
