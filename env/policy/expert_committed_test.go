@@ -102,6 +102,25 @@ func TestCommittedExpertP6Policy(t *testing.T) {
 	beatsImitation(t, "expert-p6", "imitate-search-p6", 6, 240)
 }
 
+// The committed 5-player colour-averaged network (policies/expert-p5-c3.onnx:
+// expert-p5 on three colour renamings, its logits averaged;
+// docs/training.md "Session 37": 6.19 ± 3.30 points a game over expert-p5
+// at the 5-player mixed table, still 8.55 ± 3.01 behind search) replays
+// the first 10 games (one deal in its 10 seatings) of seed 7 of that table
+// exactly as recorded (bin/dgeval -players 5 -agents
+// policy:expert-p5-c3,search,heuristic,random,heuristic -duplicate -seed
+// 7), and one seat of it against four heuristic bots scores clearly more
+// than imitate-search-p5 (in these 100: +61.06 ± 9.66 against +11.03 ±
+// 8.91; expert-p5 +56.41 ± 9.07 in the same games).
+func TestCommittedExpertP5C3Policy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p5-c3,search,heuristic,random,heuristic", 7, [][]int{
+		{267, 223, 251, 179, 183}, {220, 264, 162, 204, 253}, {229, 215, 170, 155, 195}, {237, 293, 249, 173, 245},
+		{230, 240, 225, 194, 248}, {131, 221, 217, 159, 219}, {220, 251, 177, 186, 221}, {334, 273, 200, 217, 215},
+		{293, 311, 264, 188, 167}, {248, 188, 189, 224, 212},
+	})
+	beatsImitation(t, "expert-p5-c3", "imitate-search-p5", 5, 100)
+}
+
 // The committed 6-player colour-averaged network (policies/expert-p6-c3.onnx:
 // expert-p6 on three colour renamings, its logits averaged;
 // docs/training.md "Session 37") replays the first 12 games (one deal in
@@ -212,6 +231,11 @@ func BenchmarkDecisionExpertP3(b *testing.B) {
 // 5-player game's inputs), on 5-player positions.
 func BenchmarkDecisionExpertP5(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p5"), Greedy: true}, 5)
+}
+
+// The committed 5-player colour-averaged network, on 5-player positions.
+func BenchmarkDecisionExpertP5C3(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p5-c3"), Greedy: true}, 5)
 }
 
 // The same for the committed 6-player network, on 6-player positions.
