@@ -86,7 +86,8 @@ def test_cli_and_refusals(tmp_path):
     np.testing.assert_array_equal(pol.onnx_forward(out, obs), pol.onnx_forward(pol.colour_average(EXPERT_P4, 3), obs))
     for args, why in [(["--colour-average", "3", str(out)], "already averaged"),
                       (["--colour-average", "3", str(REPO / "policies" / "duel.onnx")], "only the card game"),
-                      (["--colour-average", "6", str(EXPERT_P4)], "want 2 to 5")]:
+                      (["--colour-average", "6", str(EXPERT_P4)], "want 2 to 5"),
+                      (["--colour-average", "3", str(REPO / "README.md")], "not an ONNX file")]:
         r = subprocess.run([sys.executable, "-m", "dgenv.export", *args, str(tmp_path / "x.onnx")],
                            capture_output=True, text=True)
         assert r.returncode == 2 and why in r.stderr, r.stderr

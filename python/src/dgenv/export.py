@@ -110,7 +110,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if prop.key == "dgenv.description" and a.description:
                     prop.value = a.description
             path = save_onnx(m, a.out)
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, ImportError) as e:
             p.error(str(e))
     else:
         path = export_checkpoint(a.checkpoint, a.out, a.description, verify=not a.no_verify)

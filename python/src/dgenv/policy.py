@@ -495,7 +495,12 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
 
     if not 1 <= renamings <= 5:
         raise ValueError(f"renamings {renamings}: want 1 to 5 (the cyclic shifts of the 5 colours)")
-    m = load_onnx(path_or_model)
+    from google.protobuf.message import DecodeError
+
+    try:
+        m = load_onnx(path_or_model)
+    except DecodeError as e:
+        raise ValueError(f"{path_or_model if isinstance(path_or_model, (str, Path)) else 'the model'}: not an ONNX file ({e})") from e
     meta = check_policy(m)
     if meta.game != DEFAULT_GAME:
         raise ValueError(f"colour_average: a {meta.game} policy; only the card game's colours are symmetric")
