@@ -6,8 +6,9 @@
 // MatMul, Add, Mul, Relu, Tanh; Gather for the views of a colour-averaged
 // policy), which a few hundred lines run exactly and fast, `go build` stays
 // free of cgo and shared libraries, and anything outside that set is
-// refused with an error naming it instead of being half-supported. Observations are mostly zeros (a hand, a trick and prize
-// piles over 90 card ids), so matrix products skip zero inputs.
+// refused with an error naming it instead of being half-supported.
+// Observations are mostly zeros (a hand, a trick and prize piles over 90
+// card ids), so matrix products skip zero inputs.
 //
 // The file format ("dgenv policy v1", written by python -m dgenv.export):
 //   - one input "obs": float32 [batch, D], the uint8 observation as floats;

@@ -524,7 +524,8 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     pre: list[Any] = []
     for s in range(renamings):
         k = order.index(tuple((c + s) % 5 for c in range(5)))
-        ren = {o: (o if s == 0 else fresh(f"v{s}_{o}")) for n in g.node for o in n.output}
+        # view 0 keeps the original's names, except its logits: the mean is the graph's output
+        ren = {o: fresh(f"v{s}_{o}") if s or o == "logits" else o for n in g.node for o in n.output}
         if s == 0:
             ren["obs"] = "obs"
         else:
@@ -544,22 +545,13 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
             del n2.output[:]
             n2.output.extend([ren[x] for x in n.output])
             nodes.append(n2)
-    outs = []
-    for s, (k, ren) in enumerate(views):
-        if s == 0:
-            outs.append(ren["logits"])
-            continue
+    outs = [views[0][1]["logits"]]
+    for s, (k, ren) in enumerate(views[1:], start=1):
         back = fresh(f"v{s}_act_idx")
         inits.append(numpy_helper.from_array(np.argsort(act_idx[k]).astype(np.int64), back))
         out = fresh(f"v{s}_logits_real")
         nodes.append(helper.make_node("Gather", [ren["logits"], back], [out], axis=1))
         outs.append(out)
-    # view 0's nodes wrote "logits": rename it, the mean is the graph's output
-    first = fresh("v0_logits")
-    for n in nodes:
-        n.input[:] = [first if x == "logits" else x for x in n.input]
-        n.output[:] = [first if x == "logits" else x for x in n.output]
-    outs[0] = first
     acc = outs[0]
     for j, o in enumerate(outs[1:]):
         nxt = fresh(f"sum{j + 1}")
@@ -570,14 +562,11 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     nodes.append(helper.make_node("Mul", [acc, scale], ["logits"]))
     graph = helper.make_graph(nodes, g.name or "policy", list(g.input), list(g.output), inits)
     out_model = helper.make_model(graph, opset_imports=list(m.opset_import), ir_version=m.ir_version)
-    for p in m.metadata_props:
-        v = p.value
-        if p.key == "dgenv.description":
-            v = (v + "; " if v else "") + f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"
-        out_model.metadata_props.append(onnx.StringStringEntryProto(key=p.key, value=v))
-    if not any(p.key == "dgenv.description" for p in m.metadata_props):
-        out_model.metadata_props.append(onnx.StringStringEntryProto(
-            key="dgenv.description", value=f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"))
+    props = {p.key: p.value for p in m.metadata_props}
+    note = f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"
+    props["dgenv.description"] = props["dgenv.description"] + "; " + note if props.get("dgenv.description") else note
+    for key, v in props.items():
+        out_model.metadata_props.append(onnx.StringStringEntryProto(key=key, value=v))
     onnx.checker.check_model(out_model)
     check_policy(out_model)
     return out_model
