@@ -113,8 +113,8 @@ func TestCommittedExpertP6Policy(t *testing.T) {
 // (bin/dgeval -players 5 -agents
 // policy:expert-p5-c3,search,heuristic,random,heuristic -duplicate -seed
 // 7), and one seat of it against four heuristic bots scores clearly more
-// than imitate-search-p5 (in these 100: +63.35 ± 10.12 against +11.03 ± 8.91;
-// session 38's averaged network +58.07 ± 8.66 in the same games).
+// than imitate-search-p5 (in these 100: +63.35 ± 10.12 against +11.03 ±
+// 8.91; session 38's averaged network +58.07 ± 8.66 in the same games).
 func TestCommittedExpertP5C3Policy(t *testing.T) {
 	replaysRecorded(t, "policy:expert-p5-c3,search,heuristic,random,heuristic", 7, [][]int{
 		{299, 298, 229, 217, 276}, {207, 231, 210, 107, 200}, {344, 191, 168, 210, 170}, {234, 262, 254, 184, 233},
