@@ -116,3 +116,20 @@ def test_committed_averaged_networks_are_the_commands_output(count):
     """policies/expert-pN-c3.onnx is what the documented command writes from policies/expert-pN.onnx."""
     committed = (REPO / "policies" / f"expert-p{count}-c3.onnx").read_bytes()
     assert committed == pol.colour_average(REPO / "policies" / f"expert-p{count}.onnx", 3).SerializeToString()
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_the_fits_averaged_prior_is_the_averaged_file(k):
+    """--exit-prior-views K: the prior the expert fit improves on is the file export --colour-average K writes."""
+    import torch
+
+    from dgenv.expert import ViewAverage
+    from dgenv.warmstart import net_from_onnx
+
+    obs, _ = _positions()
+    net, meta = net_from_onnx(EXPERT_P4)
+    net.eval()
+    prior = ViewAverage(net, *(torch.from_numpy(x) for x in pol.colour_views(meta.obs_layout, meta.obs_size, k)))
+    with torch.no_grad():
+        got = prior(torch.from_numpy(obs))[0].numpy()
+    np.testing.assert_allclose(got, pol.onnx_forward(pol.colour_average(EXPERT_P4, k), obs), rtol=0, atol=1e-4)

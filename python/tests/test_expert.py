@@ -454,3 +454,20 @@ def test_expert_rollout_with_a_cheaper_search_in_its_seat(tmp_path):
     with pytest.raises(RuntimeError, match="-rollout-worlds 2: no bot"):  # dgteach refuses a table with no search
         run_expert(tiny(tmp_path / "c", exit_start="policies/imitate-search.onnx", exit_rollouts=1, deals=1,
                         rollout_table="policy:{policy},heuristic,heuristic,random", rollout_worlds=2))
+
+
+def test_an_averaged_prior_is_fitted_on_and_bad_views_are_refused(tmp_path):
+    # --exit-prior-views 3: the targets improve the start averaged over 3 colour renamings (the file
+    # export --colour-average 3 writes: test_colour_average.py); the fit runs and reports how often it keeps that prior's choice
+    start = Path(__file__).resolve().parents[2] / "policies" / "expert-p4.onnx"
+    a = tmp_path / "a"
+    s = run_expert(tiny(a, exit_iterations=1, exit_start=str(start), exit_warm=True, exit_prior=True, exit_prior_views=3))
+    assert s["iterations"] == 1 and Path(s["policy"]).name == "exit-0.onnx"
+    hist = torch.load(str(a / "iter-000" / "state.pt"), weights_only=True)["hist"]
+    assert hist and all(0.0 <= h["val_keep"] <= 1.0 for h in hist)
+    for kw, why in [(dict(exit_prior=True, exit_prior_views=6), "want 1 to 5"),
+                    (dict(exit_prior=True, exit_prior_views=0), "want 1 to 5"),
+                    (dict(exit_prior=False, exit_prior_views=3), "give --exit-prior true")]:
+        with pytest.raises(ValueError, match=why):
+            run_expert(tiny(tmp_path / "bad", exit_start=str(start), exit_warm=True, **kw))
+    assert not (tmp_path / "bad").exists()  # refused before anything is written

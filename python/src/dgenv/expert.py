@@ -78,7 +78,7 @@ from ._trainutil import parse_params as game_params  # --game-params "k=v,k=v"
 from .evaluate import evaluate
 from .imitate import colour_permutations
 from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
-from .policy import PolicyMeta, onnx_forward
+from .policy import PolicyMeta, colour_views, onnx_forward
 from .server import find_repo
 from .stats import estimate95
 from .spec import DEFAULT_GAME
@@ -152,6 +152,28 @@ def q_losses(logits: torch.Tensor, mask: torch.Tensor, q: torch.Tensor, tau: flo
     mean = d.sum(1) / n
     mse = (d.square().sum(1) / n) - mean.square()
     return ce, mse
+
+
+class ViewAverage(torch.nn.Module):
+    """A policy net's logits averaged over colour views (:func:`dgenv.policy.colour_views`), as the
+    ONNX graph of :func:`dgenv.policy.colour_average` computes them; the value is view 0's."""
+
+    obs_idx: torch.Tensor
+    back_idx: torch.Tensor
+
+    def __init__(self, net: PolicyNet, obs_idx: torch.Tensor, back_idx: torch.Tensor) -> None:
+        super().__init__()
+        self.net = net
+        self.register_buffer("obs_idx", obs_idx)
+        self.register_buffer("back_idx", back_idx)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        k = int(self.obs_idx.shape[0])
+        acc, v0 = self.net(obs[:, self.obs_idx[0]])
+        acc = acc[:, self.back_idx[0]]
+        for s in range(1, k):  # summed in view order, then scaled: the ONNX graph's arithmetic
+            acc = acc + self.net(obs[:, self.obs_idx[s]])[0][:, self.back_idx[s]]
+        return acc * (1.0 / k), v0
 
 
 def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: float) -> torch.Tensor:
@@ -251,6 +273,10 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         raise ValueError(f"--rollout-worlds {cfg.rollout_worlds}: must be >= 0 (0: the searches' own worlds)")
     if (cfg.rollout_table or cfg.rollout_worlds) and not cfg.exit_rollouts:
         raise ValueError("--rollout-table, --rollout-worlds: give --exit-rollouts too (the number of rollouts of each card)")
+    if not 1 <= cfg.exit_prior_views <= 5:
+        raise ValueError(f"--exit-prior-views {cfg.exit_prior_views}: want 1 to 5 (the cyclic shifts of the 5 colours)")
+    if cfg.exit_prior_views > 1 and not (cfg.exit_prior and cfg.game == DEFAULT_GAME):
+        raise ValueError("--exit-prior-views: averages the card game's --exit-prior; give --exit-prior true")
     for flag, on in (("--exit-warm", cfg.exit_warm), ("--exit-prior", cfg.exit_prior),
                      ("--teacher {policy}", "{policy}" in cfg.teacher and not cfg.exit_from)):
         if on and not cfg.exit_start:
@@ -443,7 +469,7 @@ def _metrics(net: PolicyNet, va: dict[str, torch.Tensor], tau: float) -> dict[st
     return m
 
 
-def _keep(net: PolicyNet, prior: PolicyNet, va: dict[str, torch.Tensor]) -> float:
+def _keep(net: PolicyNet, prior: torch.nn.Module, va: dict[str, torch.Tensor]) -> float:
     """The share of ``va``'s decisions where ``net`` plays ``prior``'s greedy action."""
     net.eval()
     same, n = 0, va["obs"].shape[0]
@@ -502,10 +528,13 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     augment = cfg.augment and card  # renaming colours is the card game's symmetry
     if augment:
         perm_obs, perm_act = (torch.from_numpy(x) for x in colour_permutations(sections, D))
-    prior_net = None
+    prior_net: Optional[torch.nn.Module] = None
     if cfg.exit_prior:  # the targets improve the start policy by the values (its logits + q / tau)
         prior_net = net_from_onnx(out / "policies" / "start.onnx")[0].to(dev)
         prior_net.eval()
+        if cfg.exit_prior_views > 1:  # ... averaged over colour renamings, as export --colour-average
+            views = colour_views(sections, D, cfg.exit_prior_views)
+            prior_net = ViewAverage(prior_net, *(torch.from_numpy(x.astype(np.int64)) for x in views)).to(dev)
     t_it = time.monotonic()
     last_ck = time.monotonic()
 

@@ -56,6 +56,7 @@ __all__ = [
     "check_policy",
     "onnx_forward",
     "colour_permutations",
+    "colour_views",
     "colour_average",
     "OnnxPolicy",
     "masked_argmax",
@@ -469,6 +470,20 @@ def colour_permutations(sections: Sequence[Mapping[str, Any]], size: int) -> tup
     return obs_idx, act_idx
 
 
+def colour_views(sections: Sequence[Mapping[str, Any]], size: int, views: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index maps of :func:`colour_average`'s ``views`` views: ``(obs_idx [K, D], back_idx [K, 90])``.
+
+    View ``s`` renames colour ``c`` to ``(c + s) % 5`` (view 0 is the position
+    itself): ``obs[:, obs_idx[s]]`` is the renamed position and
+    ``logits[:, back_idx[s]]`` maps its logits back to the real cards."""
+    from itertools import permutations
+
+    order = list(permutations(range(5)))
+    obs_idx, act_idx = colour_permutations(sections, size)
+    ks = [order.index(tuple((c + s) % 5 for c in range(5))) for s in range(views)]
+    return np.stack([obs_idx[k] for k in ks]), np.stack([np.argsort(act_idx[k]) for k in ks])
+
+
 def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     """A card-game policy averaged over colour renamings, still one bare network.
 
@@ -506,10 +521,7 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
         raise ValueError(f"colour_average: a {meta.game} policy; only the card game's colours are symmetric")
     if any(n.op_type == "Gather" for n in m.graph.node):
         raise ValueError("colour_average: the policy is already averaged (it has Gather nodes)")
-    from itertools import permutations
-
-    order = list(permutations(range(5)))
-    obs_idx, act_idx = colour_permutations(meta.obs_layout, meta.obs_size)
+    obs_idx, back_idx = colour_views(meta.obs_layout, meta.obs_size, renamings)
     g = m.graph
     inits = list(g.initializer)
     taken = {t.name for t in inits} | {o for n in g.node for o in n.output} | {"obs"}
@@ -520,23 +532,22 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
         taken.add(name)
         return name
 
-    views = []  # per view: {old value name -> new}
+    views: list[dict[str, str]] = []  # per view: {old value name -> new}
     pre: list[Any] = []
     for s in range(renamings):
-        k = order.index(tuple((c + s) % 5 for c in range(5)))
         # view 0 keeps the original's names, except its logits: the mean is the graph's output
         ren = {o: fresh(f"v{s}_{o}") if s or o == "logits" else o for n in g.node for o in n.output}
         if s == 0:
             ren["obs"] = "obs"
         else:
             idx = fresh(f"v{s}_obs_idx")
-            inits.append(numpy_helper.from_array(obs_idx[k].astype(np.int64), idx))
+            inits.append(numpy_helper.from_array(obs_idx[s].astype(np.int64), idx))
             ren["obs"] = fresh(f"v{s}_obs")
             pre.append(helper.make_node("Gather", ["obs", idx], [ren["obs"]], axis=1))
-        views.append((k, ren))
+        views.append(ren)
     nodes = pre
     for n in g.node:  # one layer of every view, then the next: the shared weights stay in the cache
-        for _, ren in views:
+        for ren in views:
             n2 = onnx.NodeProto()
             n2.CopyFrom(n)
             n2.name = ""
@@ -545,10 +556,10 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
             del n2.output[:]
             n2.output.extend([ren[x] for x in n.output])
             nodes.append(n2)
-    outs = [views[0][1]["logits"]]
-    for s, (k, ren) in enumerate(views[1:], start=1):
+    outs = [views[0]["logits"]]
+    for s, ren in enumerate(views[1:], start=1):
         back = fresh(f"v{s}_act_idx")
-        inits.append(numpy_helper.from_array(np.argsort(act_idx[k]).astype(np.int64), back))
+        inits.append(numpy_helper.from_array(back_idx[s].astype(np.int64), back))
         out = fresh(f"v{s}_logits_real")
         nodes.append(helper.make_node("Gather", [ren["logits"], back], [out], axis=1))
         outs.append(out)

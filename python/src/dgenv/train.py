@@ -139,6 +139,7 @@ class TrainConfig:
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
     exit_warm: bool = False  # iteration 0 is fitted from --exit-start's weights (its actor, a new value head), not from scratch
     exit_prior: bool = False  # expert: targets softmax(start's logits + q / tau), the start policy improved by the values
+    exit_prior_views: int = 1  # expert, the card game: that prior is the start averaged over K colour renamings (1-5, export --colour-average K)
     exit_eval: str = "heuristic,heuristic,heuristic:1000;search,heuristic,random:400"  # tables after the network, "bots:games;..."
     # "RUN:K": continue run RUN from its iteration K in this --out: iterations 0..K-1 are RUN's (their labels
     # read in place, its exit-<K-1> plays and is warm-started from); this run does K.. (dgenv.expert)
