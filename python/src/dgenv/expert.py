@@ -534,7 +534,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         prior_net.eval()
         if cfg.exit_prior_views > 1:  # ... averaged over colour renamings, as export --colour-average
             views = colour_views(sections, D, cfg.exit_prior_views)
-            prior_net = ViewAverage(prior_net, *(torch.from_numpy(x.astype(np.int64)) for x in views)).to(dev)
+            prior_net = ViewAverage(prior_net, *(torch.from_numpy(x) for x in views)).to(dev)  # int64 index maps
     t_it = time.monotonic()
     last_ck = time.monotonic()
 
