@@ -108,57 +108,78 @@ func (b SearchBot) worlds() int {
 // Act implements env.Bot.
 func (b SearchBot) Act(s env.State, rng *RNG) int { return b.ActState(stateOf(s), rng) }
 
-// ActState implements StateBot.
+// ActState implements StateBot: the legal card with the highest Scores
+// (the first of equals).
 func (b SearchBot) ActState(s *State, rng *RNG) Action {
 	var legalBuf [HandSize]Action
 	legal := s.AppendLegalActions(legalBuf[:0])
 	if len(legal) == 1 {
 		return legal[0]
 	}
-	var q [HandSize]float64
-	b.Values(s, rng, legal, q[:len(legal)])
-	var bonus [HandSize]float64
+	var sc [HandSize]float64
+	b.Scores(s, rng, legal, sc[:len(legal)])
+	best, bestA := math.Inf(-1), legal[0]
+	for i, a := range legal {
+		if sc[i] > best {
+			best, bestA = sc[i], a
+		}
+	}
+	return bestA
+}
+
+// Scores writes to out[i] the score the bot chooses legal[i] by, so that
+// ActState plays the first legal card of the highest score: its Values
+// plus PriorWeight times the Prior's score, and with Focus the Focus best
+// of those looked at again in FocusWorlds more worlds (their mean over
+// both passes plus the same prior). A card outside that second look
+// scores its first pass, but never as much as the lowest card inside it.
+func (b SearchBot) Scores(s *State, rng *RNG, legal []Action, out []float64) {
+	q := out[:len(legal)]
+	b.Values(s, rng, legal, q)
+	var vals, bonus [HandSize]float64
+	copy(vals[:], q)
 	if b.Prior != nil {
 		var pr [NumActions]float32
 		b.Prior.Scores(s, &pr)
 		for i, a := range legal {
 			bonus[i] = b.PriorWeight * float64(pr[a])
+			q[i] = vals[i] + bonus[i]
 		}
 	}
-	if b.Focus > 0 && b.FocusWorlds > 0 && len(legal) > b.Focus {
-		// keep the Focus best by score; order the kept ones as in legal
-		var idx [HandSize]int
-		for i := range legal {
-			idx[i] = i
-		}
-		ids := idx[:len(legal)]
-		sort.SliceStable(ids, func(x, y int) bool { return q[ids[x]]+bonus[ids[x]] > q[ids[y]]+bonus[ids[y]] })
-		kept := ids[:b.Focus]
-		sort.Ints(kept)
-		var sub [HandSize]Action
-		var q2 [HandSize]float64
-		for j, i := range kept {
-			sub[j] = legal[i]
-		}
-		more := b
-		more.Worlds = b.FocusWorlds
-		more.Values(s, rng, sub[:len(kept)], q2[:len(kept)])
-		w1, w2 := float64(b.worlds()), float64(b.FocusWorlds)
-		best, bestA := math.Inf(-1), legal[kept[0]]
-		for j, i := range kept {
-			if v := (w1*q[i]+w2*q2[j])/(w1+w2) + bonus[i]; v > best {
-				best, bestA = v, legal[i]
-			}
-		}
-		return bestA
+	if b.Focus <= 0 || b.FocusWorlds <= 0 || len(legal) <= b.Focus {
+		return
 	}
-	best, bestA := math.Inf(-1), legal[0]
-	for i, a := range legal {
-		if v := q[i] + bonus[i]; v > best {
-			best, bestA = v, a
+	// keep the Focus best by score; order the kept ones as in legal
+	var idx [HandSize]int
+	for i := range legal {
+		idx[i] = i
+	}
+	ids := idx[:len(legal)]
+	sort.SliceStable(ids, func(x, y int) bool { return q[ids[x]] > q[ids[y]] })
+	kept := ids[:b.Focus]
+	sort.Ints(kept)
+	var sub [HandSize]Action
+	var q2 [HandSize]float64
+	for j, i := range kept {
+		sub[j] = legal[i]
+	}
+	more := b
+	more.Worlds = b.FocusWorlds
+	more.Values(s, rng, sub[:len(kept)], q2[:len(kept)])
+	w1, w2 := float64(b.worlds()), float64(b.FocusWorlds)
+	low := math.Inf(1)
+	var in [HandSize]bool
+	for j, i := range kept {
+		q[i] = (w1*vals[i]+w2*q2[j])/(w1+w2) + bonus[i]
+		low = min(low, q[i])
+		in[i] = true
+	}
+	below := math.Nextafter(low, math.Inf(-1))
+	for i := range legal {
+		if !in[i] {
+			q[i] = min(q[i], below)
 		}
 	}
-	return bestA
 }
 
 // Values estimates, for each of the legal actions of the seat to act, the
@@ -511,12 +532,15 @@ func (b SearchBot) inferLogProb(s *State, card Action, legal []Action, sc *[NumA
 	return math.Log((1-b.InferEps)*played/sum + b.InferEps/float64(len(legal)))
 }
 
-// ActionValues implements env.ActionValuer: Values on the caller's
+// ActionValues implements env.ActionValuer: Scores on the caller's
 // goroutine (Workers 1, whatever b.Workers says: a sum over the worlds in
 // one order, so a labeller's data does not depend on its parallelism).
+// Without a Prior or Focus (the registered search) they are its Values;
+// for a guided search ("search:policy:<name>") the scores it chooses by,
+// so a labeller's argmax is its choice.
 func (b SearchBot) ActionValues(s env.State, rng *RNG, legal []int, dst []float64) {
 	b.Workers = 1
-	b.Values(stateOf(s), rng, legal, dst)
+	b.Scores(stateOf(s), rng, legal, dst)
 }
 
 // WithSamples implements env.Sampler: the search with n worlds a decision.

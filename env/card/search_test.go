@@ -1,7 +1,10 @@
 package card_test
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/davidgoliath/dgenv/env"
 	"github.com/davidgoliath/dgenv/env/card"
@@ -85,4 +88,77 @@ func TestSearchValuesAndPrior(t *testing.T) {
 			t.Fatalf("seed %d: heavy prior on %d, Act chose %d", seed, last(s), a)
 		}
 	}
+}
+
+// valuePrior scores each card by its value, a prior that orders every card.
+type valuePrior struct{}
+
+func (valuePrior) Scores(s *card.State, out *[card.NumActions]float32) {
+	for a := range out {
+		out[a] = float32(a % 18)
+	}
+}
+
+// A guided search's ActionValues are the scores it chooses by: their first
+// maximum is its Act (with a prior and a second look at the best cards,
+// from the same random numbers, which they draw alike), the cards outside
+// the second look score below every card inside it, and without a prior
+// or a second look they are its Values. So a labeller (dgteach) that takes
+// a guided search's values labels its choices.
+func TestGuidedScoresAreItsChoice(t *testing.T) {
+	g, _ := card.NewGame(card.Params{Players: 5, Deals: 1})
+	guided := card.SearchBot{Worlds: 6, Workers: 1, Focus: 2, FocusWorlds: 10, Prior: valuePrior{}, PriorWeight: 2}
+	looked := 0
+	for seed := range uint64(40) {
+		s := g.NewInitialState(seed)
+		rng := env.NewRNG(seed, 2)
+		for range seed % 15 {
+			l := s.LegalActions()
+			_ = s.ApplyAction(l[rng.IntN(len(l))])
+		}
+		legal := s.LegalActions()
+		if len(legal) < 2 {
+			continue
+		}
+		ints := make([]int, len(legal))
+		for i, a := range legal {
+			ints[i] = int(a)
+		}
+		sp := &card.SpielState{S: s}
+		sc := make([]float64, len(legal))
+		r1 := env.NewRNG(seed, 3)
+		guided.ActionValues(sp, &r1, ints, sc)
+		r2 := env.NewRNG(seed, 3)
+		a := guided.ActState(s, &r2)
+		best := 0
+		for i := range sc {
+			if sc[i] > sc[best] {
+				best = i
+			}
+		}
+		require.Equal(t, a, legal[best], "seed %d: Act against the first maximum of %v", seed, sc)
+		require.Equal(t, r2, r1, "seed %d: ActionValues drew other numbers than Act", seed)
+		if len(legal) > guided.Focus {
+			looked++
+			in := slices.Clone(sc)
+			slices.Sort(in)
+			low := in[len(in)-guided.Focus] // the lowest card of the second look
+			n := 0
+			for _, x := range sc {
+				if x >= low {
+					n++
+				}
+			}
+			require.Equal(t, guided.Focus, n, "seed %d: %d cards score as much as the second look's lowest (%v)", seed, n, sc)
+		}
+		plain := card.SearchBot{Worlds: 6, Workers: 1}
+		pv := make([]float64, len(legal))
+		r3 := env.NewRNG(seed, 3)
+		plain.ActionValues(sp, &r3, ints, pv)
+		want := make([]float64, len(legal))
+		r4 := env.NewRNG(seed, 3)
+		plain.Values(s, &r4, legal, want)
+		require.Equal(t, want, pv, "seed %d: the plain search's ActionValues are not its Values", seed)
+	}
+	require.Greater(t, looked, 20, "too few positions with a second look")
 }
