@@ -15,7 +15,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dgenv.expert import _Stop, curve_table, heldout_gain, mix_return, q_losses, run_expert  # noqa: E402
+from dgenv.expert import (  # noqa: E402
+    _Stop, bias_of, bias_r2, correct_bias, curve_table, fit_bias, heldout_gain, mix_return, q_losses, run_expert,
+)
+from dgenv.model import PolicyNet  # noqa: E402
 from dgenv.policy import read_meta  # noqa: E402
 from dgenv.train import PRESETS, TrainConfig, config_from_args  # noqa: E402
 
@@ -132,6 +135,57 @@ def test_expert_run_with_the_returns_mixed_in(tmp_path):
     assert s["iterations"] == 1 and s["curve"][0]["records"] > 0
     # the exported network says what a logit is worth: the soft targets' temperature, in points
     assert read_meta(s["policy"]).logit_scale == 4.0
+
+
+def test_fit_bias_carries_the_played_cards_outcomes_to_the_cards_not_played():
+    # ret - q is +4 on card 0 and -4 on card 1 where feature 0 is set, 0 elsewhere and on card 2;
+    # each decision's played card is drawn at random: the model must tell the cards apart by state
+    g = torch.Generator().manual_seed(3)
+    n = 4000
+    x = (torch.rand(n, 4, generator=g) < 0.5).float()
+    played = torch.randint(0, 3, (n,), generator=g)
+    q = torch.randn(n, 3, generator=g)
+    on = x[:, 0] == 1
+    shift = torch.where(on & (played == 0), 4.0, torch.where(on & (played == 1), -4.0, 0.0))
+    ret = q.gather(1, played[:, None]).squeeze(1) + shift + 0.5 * torch.randn(n, generator=g)
+    tr = {"obs": x, "q": q, "played": played, "ret": ret, "mask": torch.ones(n, 3, dtype=torch.bool)}
+    start = PolicyNet(4, (32,), num_actions=3)
+    b = bias_of(fit_bias(start, tr, seed=5, batch_size=64, device=torch.device("cpu"), epochs=8, lr=3e-3), tr)
+    assert b.shape == (n, 3)
+    assert b[on, 0].mean() > 3 and b[on, 1].mean() < -3 and b[on, 2].abs().mean() < 1
+    assert b[~on].abs().mean() < 1
+    assert bias_r2(b, tr) > 0.8
+    # the same seed fits the same model; the correction moves every legal card, not the illegal ones
+    b2 = bias_of(fit_bias(start, tr, seed=5, batch_size=64, device=torch.device("cpu"), epochs=8, lr=3e-3), tr)
+    assert torch.equal(b, b2)
+    mask = torch.tensor([[True, True, False]])
+    out = correct_bias(torch.zeros(1, 3), mask, torch.tensor([[1.0, -2.0, 5.0]]), 0.5)
+    assert torch.equal(out, torch.tensor([[0.5, -1.0, 0.0]]))
+
+
+def test_expert_run_with_the_bias_model_resumes_bit_for_bit(tmp_path):
+    kw = dict(exit_iterations=2, bias_mix=1.0, ret_mix=0.5, exit_eval="")
+    a = run_expert(tiny(tmp_path / "a", **kw))
+    assert a["iterations"] == 2
+    for i in (0, 1):
+        assert (tmp_path / "a" / f"iter-{i:03d}" / "bias.pt").exists()
+        assert "bias_r2" in json.loads((tmp_path / "a" / f"iter-{i:03d}" / "train.json").read_text())
+    # stopped in iteration 1's fit after its bias model was saved, with a state saved, then rerun
+    b = tmp_path / "b"
+
+    def hook(p: str, i: int, n: int) -> None:
+        if p == "train" and i == 1 and n > 3:
+            raise _Stop()
+    with pytest.raises(_Stop):
+        run_expert(tiny(b, ckpt_every_s=0.0, **kw), hook=hook)
+    assert (b / "iter-001" / "bias.pt").exists() and (b / "iter-001" / "state.pt").exists()
+    run_expert(tiny(b, **kw))
+    for i in (0, 1):
+        wa, wb = weights(tmp_path / "a", i), weights(b, i)
+        for k in wa:
+            assert torch.equal(wa[k], wb[k]), f"iteration {i} weight {k} differs after resuming"
+    with pytest.raises(ValueError, match="--bias-mix"):
+        run_expert(tiny_duel(tmp_path / "d", bias_mix=0.5))
 
 
 def test_expert_preset_flags():

@@ -46,6 +46,15 @@ permutations, no card features; each evaluation keeps every seat's record
 from scratch, and ``--exit-prior`` makes the targets that policy improved by
 the labels: ``softmax(its logits + q / tau)`` (:func:`q_losses`).
 
+The card game's targets can reach past the search's values. ``--ret-mix W``
+moves the played card's target towards the deal's real outcome for the seat
+(:func:`mix_return`, DouZero's Monte-Carlo target). ``--bias-mix W`` carries
+that correction to every legal card: each iteration first fits a model of the
+values' bias, ``b(s, a) ~ E[ret - q_a | s, a]``, on the played cards of the
+window (:func:`fit_bias`: the start network's trunk under a new head, saved as
+``iter-<i>/bias.pt`` before any training state), then trains on ``q + W b``;
+``train.json`` keeps the model's held-out ``bias_r2``.
+
 ``--exit-from RUN:K`` continues another run from its iteration ``K`` in a new
 ``--out`` (with, say, more epochs): iterations ``0 .. K-1`` are ``RUN``'s,
 whose labels are read where they are (never written) so the window is full
@@ -187,6 +196,64 @@ def mix_return(q: torch.Tensor, played: torch.Tensor, ret: torch.Tensor, w: floa
     return out
 
 
+BIAS_EPOCHS = 3  # fit_bias: passes over the window (held-out r^2 had levelled off by the third, 3 players)
+BIAS_LR = 3e-4
+
+
+def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_size: int,
+             device: torch.device, epochs: int = BIAS_EPOCHS, lr: float = BIAS_LR) -> PolicyNet:
+    """A model of the search values' bias, ``b(s, a) ~ E[ret - q_a | s, a]``: the start network's
+    trunk under a new zero-initialised head, regressed on the played cards of ``tr`` only (the one
+    card of each decision whose real outcome is known) for ``epochs`` epochs. Fitted on
+    every decision of the window, it carries the outcomes' correction to the cards that were not
+    played (:func:`correct_bias`): a target past PIMC that reaches more than the played card. The
+    batch order is drawn from ``seed`` alone (a rerun fits the same model)."""
+    net = _net_from({"config": start.config(), "state_dict": start.state_dict()}).to(device)
+    torch.nn.init.zeros_(net.pi.weight)
+    torch.nn.init.zeros_(net.pi.bias)
+    net.train()
+    played = tr["played"]
+    y = tr["ret"].float() - tr["q"].float().gather(1, played[:, None]).squeeze(1)
+    opt = torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5)
+    n = y.shape[0]
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=gen)
+        for s in range(0, n, batch_size):
+            idx = order[s : s + batch_size]
+            lg, _ = net(tr["obs"][idx].float().to(device))
+            pred = lg.gather(1, played[idx].to(device)[:, None]).squeeze(1)
+            loss = (pred - y[idx].to(device)).square().mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+    return net.to("cpu").eval()
+
+
+def bias_of(bias: PolicyNet, t: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``b(s, .)`` of every record of ``t`` (``[N, num_actions]``, float32), by the model of :func:`fit_bias`."""
+    with torch.no_grad():
+        return torch.cat([bias(t["obs"][s : s + 8192].float())[0] for s in range(0, t["obs"].shape[0], 8192)]) \
+            if t["obs"].shape[0] else torch.zeros(0, t["q"].shape[1])
+
+
+def correct_bias(q: torch.Tensor, mask: torch.Tensor, b: torch.Tensor, w: float) -> torch.Tensor:
+    """The search values with ``w`` times the bias model's correction added on the legal cards:
+    ``q + w b * mask`` (``q`` is not changed in place)."""
+    return q + w * b * mask.to(q.dtype)
+
+
+def bias_r2(b: torch.Tensor, t: dict[str, torch.Tensor]) -> float:
+    """The share of the played cards' ``ret - q`` variance that ``b`` explains on ``t`` (held out)."""
+    if t["obs"].shape[0] < 2:
+        return 0.0
+    y = t["ret"].float() - t["q"].float().gather(1, t["played"][:, None]).squeeze(1)
+    pred = b.gather(1, t["played"][:, None]).squeeze(1)
+    var = float((y - y.mean()).square().mean())
+    return 1.0 - float((y - pred).square().mean()) / var if var > 0 else 0.0
+
+
 def _split_from(spec: str) -> tuple[Optional[Path], int]:
     if not spec:
         return None, 0
@@ -265,8 +332,9 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     iteration) and each evaluation (``"eval"``); tests raise from it to stop the
     run as a kill would."""
     base, first = parse_from(cfg.exit_from)  # before anything is written: a bad spec leaves no trace
-    if cfg.game != DEFAULT_GAME and cfg.ret_mix:
-        raise ValueError(f"--ret-mix: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
+    for flag, w in (("--ret-mix", cfg.ret_mix), ("--bias-mix", cfg.bias_mix)):
+        if cfg.game != DEFAULT_GAME and w:
+            raise ValueError(f"{flag}: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
     if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table or cfg.rollout_worlds):
         raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
     if cfg.rollout_worlds < 0:
@@ -513,6 +581,20 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
     dev = torch.device(cfg.device)
+    extra: dict[str, float] = {}
+    if cfg.bias_mix:  # the outcomes' correction on every legal card (fit_bias), fitted once, before any state is saved
+        bpath = it / "bias.pt"
+        if bpath.exists():
+            bias = _net_from(torch.load(str(bpath), map_location="cpu", weights_only=True)).eval()
+        else:
+            bias = fit_bias(net, tr, _seed(cfg.seed, i, 11), cfg.batch_size, dev)
+            tmp = bpath.with_name("bias.pt.tmp")
+            torch.save({"config": bias.config(), "state_dict": bias.state_dict()}, tmp)
+            tmp.replace(bpath)
+        bva = bias_of(bias, va)
+        extra["bias_r2"] = bias_r2(bva, va)  # before the correction: ret - q of the raw values
+        tr["q"] = correct_bias(tr["q"], tr["mask"], bias_of(bias, tr), cfg.bias_mix)
+        va["q"] = correct_bias(va["q"], va["mask"], bva, cfg.bias_mix)
     net.to(dev)
     net.train()
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
@@ -607,7 +689,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
     last = hist[-1] if hist else {}
     trow = {"records": int(n), "held_out": int(va["obs"].shape[0]), "batches": int(total),
             "train_minutes": round((time.monotonic() - t_it) / 60.0, 2),
-            **{k: v for k, v in last.items() if k != "epoch"}}
+            **{k: v for k, v in last.items() if k != "epoch"}, **extra}
     _write_json(it / "train.json", trow)
     return True
 

@@ -123,6 +123,7 @@ class TrainConfig:
     augment: bool = True  # rename the colours of each sample by a random permutation (the rules are colour-symmetric)
     q_mse: float = 0.0  # expert: weight of the centred regression of logit * tau on the search values (points^2)
     ret_mix: float = 0.0  # expert: the played card's target is (1 - w) q + w (its real outcome): dgenv.expert.mix_return
+    bias_mix: float = 0.0  # expert: every legal card's target is q + w b(s, card), b a model of PIMC's bias fitted on the played cards' outcomes: dgenv.expert.fit_bias
     # expert iteration (algo "expert": dgenv.expert): generate, train, evaluate, repeat; resumable
     exit_iterations: int = 1
     exit_games: int = 400  # games labelled per iteration
