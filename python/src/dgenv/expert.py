@@ -200,6 +200,11 @@ BIAS_EPOCHS = 3  # fit_bias: passes over the window (held-out r^2 had levelled o
 BIAS_LR = 3e-4
 
 
+def _residual(t: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``ret - q`` of each record's played card: how far the search's value of it was off."""
+    return t["ret"].float() - t["q"].float().gather(1, t["played"][:, None]).squeeze(1)
+
+
 def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_size: int,
              device: torch.device, epochs: int = BIAS_EPOCHS, lr: float = BIAS_LR) -> PolicyNet:
     """A model of the search values' bias, ``b(s, a) ~ E[ret - q_a | s, a]``: the start network's
@@ -213,7 +218,7 @@ def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_siz
     torch.nn.init.zeros_(net.pi.bias)
     net.train()
     played = tr["played"]
-    y = tr["ret"].float() - tr["q"].float().gather(1, played[:, None]).squeeze(1)
+    y = _residual(tr)
     opt = torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5)
     n = y.shape[0]
     gen = torch.Generator().manual_seed(seed)
@@ -248,7 +253,7 @@ def bias_r2(b: torch.Tensor, t: dict[str, torch.Tensor]) -> float:
     """The share of the played cards' ``ret - q`` variance that ``b`` explains on ``t`` (held out)."""
     if t["obs"].shape[0] < 2:
         return 0.0
-    y = t["ret"].float() - t["q"].float().gather(1, t["played"][:, None]).squeeze(1)
+    y = _residual(t)
     pred = b.gather(1, t["played"][:, None]).squeeze(1)
     var = float((y - y.mean()).square().mean())
     return 1.0 - float((y - pred).square().mean()) / var if var > 0 else 0.0
@@ -588,9 +593,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
             bias = _net_from(torch.load(str(bpath), map_location="cpu", weights_only=True)).eval()
         else:
             bias = fit_bias(net, tr, _seed(cfg.seed, i, 11), cfg.batch_size, dev)
-            tmp = bpath.with_name("bias.pt.tmp")
-            torch.save({"config": bias.config(), "state_dict": bias.state_dict()}, tmp)
-            tmp.replace(bpath)
+            save_checkpoint(bpath, bias, pmeta)  # atomic, as final.pt
         bva = bias_of(bias, va)
         extra["bias_r2"] = bias_r2(bva, va)  # before the correction: ret - q of the raw values
         tr["q"] = correct_bias(tr["q"], tr["mask"], bias_of(bias, tr), cfg.bias_mix)
