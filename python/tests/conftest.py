@@ -45,3 +45,20 @@ def make(server: dgenv.LocalServer):
 def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``mask`` ([N, 90] bool), vectorised."""
     return np.argmax(rng.random(mask.shape) * mask, axis=1)
+
+
+def random_positions(players: int, n: int, steps: int, seed: int, rng_seed: int):
+    """``(spec, obs, mask)``: the positions of ``n`` card games of ``players`` seats, ``steps``
+    random legal moves each (float32 ``[n * steps, D]`` and bool ``[n * steps, 90]``), in process."""
+    with dgenv.local() as c:
+        env = c.make(players=players, num_envs=n, seed=seed)
+        spec = env.spec
+        b = env.reset()
+        rng = np.random.default_rng(rng_seed)
+        obs, mask = [], []
+        for _ in range(steps):
+            obs.append(np.array(b.obs, np.float32))
+            mask.append(np.array(b.mask, bool))
+            b = env.step(random_legal(b.mask, rng))
+        env.close()
+    return spec, np.concatenate(obs), np.concatenate(mask)

@@ -20,24 +20,14 @@ import dgenv
 from dgenv import _wire
 from dgenv import policy as pol
 
-from conftest import random_legal
+from conftest import random_positions
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERT_P4 = REPO / "policies" / "expert-p4.onnx"
 
 
 def _positions(players: int = 4, n: int = 64, steps: int = 25) -> tuple[np.ndarray, np.ndarray]:
-    with dgenv.local() as c:
-        env = c.make(players=players, num_envs=n, seed=11)
-        b = env.reset()
-        rng = np.random.default_rng(1)
-        obs, mask = [], []
-        for _ in range(steps):
-            obs.append(np.array(b.obs, np.float32))
-            mask.append(np.array(b.mask, bool))
-            b = env.step(random_legal(b.mask, rng))
-        env.close()
-    return np.concatenate(obs), np.concatenate(mask)
+    return random_positions(players, n, steps, seed=11, rng_seed=1)[1:]
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])

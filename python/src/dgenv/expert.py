@@ -86,7 +86,7 @@ from ._trainutil import default_out, find_dgteach, game_potential, imitation_met
 from ._trainutil import parse_params as game_params  # --game-params "k=v,k=v"
 from .evaluate import evaluate
 from .imitate import colour_permutations
-from .model import PolicyNet, export_onnx, masked_logits, obs_scale, save_checkpoint
+from .model import PolicyNet, card_head_config, export_onnx, masked_logits, obs_scale, save_checkpoint
 from .policy import PolicyMeta, colour_views, onnx_forward
 from .server import find_repo
 from .stats import estimate95
@@ -206,20 +206,32 @@ def _residual(t: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_size: int,
-             device: torch.device, epochs: int = BIAS_EPOCHS, lr: float = BIAS_LR) -> PolicyNet:
+             device: torch.device, epochs: int = BIAS_EPOCHS, lr: float = BIAS_LR,
+             head: Optional[dict[str, Any]] = None, head_lr: float = 10.0) -> PolicyNet:
     """A model of the search values' bias, ``b(s, a) ~ E[ret - q_a | s, a]``: the start network's
     trunk under a new zero-initialised head, regressed on the played cards of ``tr`` only (the one
     card of each decision whose real outcome is known) for ``epochs`` epochs. Fitted on
     every decision of the window, it carries the outcomes' correction to the cards that were not
     played (:func:`correct_bias`): a target past PIMC that reaches more than the played card. The
-    batch order is drawn from ``seed`` alone (a rerun fits the same model)."""
-    net = _net_from({"config": start.config(), "state_dict": start.state_dict()}).to(device)
+    batch order is drawn from ``seed`` alone (a rerun fits the same model).
+
+    ``head`` (:func:`~dgenv.model.card_head_config`) gives the model a new card head (in place
+    of the start's, if it has one): one function of the card's features for every card, so
+    what the played cards show carries to the others by what they are, not only through the
+    trunk. A card head learns at ``head_lr`` times ``lr``."""
+    net = _net_from({"config": start.config(), "state_dict": start.state_dict()})
+    if head is not None:
+        net = net.with_card_head(head, replace=True)
+    net.to(device)
     torch.nn.init.zeros_(net.pi.weight)
     torch.nn.init.zeros_(net.pi.bias)
+    if net.head is not None:  # the model starts at zero: its card head adds nothing yet
+        torch.nn.init.zeros_(net.head.w2)
+        torch.nn.init.zeros_(net.head.b2)
     net.train()
     played = tr["played"]
     y = _residual(tr)
-    opt = torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5)
+    opt = torch.optim.Adam(_param_groups(net, lr, head_lr), lr=lr, eps=1e-5)
     n = y.shape[0]
     gen = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
@@ -234,6 +246,17 @@ def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_siz
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()
     return net.to("cpu").eval()
+
+
+def _param_groups(net: PolicyNet, lr: float, head_lr: float) -> list[dict[str, Any]]:
+    """Adam's parameter groups: the network's at ``lr``, and its card head's at ``head_lr`` times
+    that (``lr_mult``, which a schedule keeps: a zero-initialised head beside a trained network
+    moves too slowly otherwise)."""
+    head = set() if net.head is None else {id(p) for p in net.head.parameters()}
+    groups: list[dict[str, Any]] = [{"params": [p for p in net.parameters() if id(p) not in head], "lr": lr, "lr_mult": 1.0}]
+    if net.head is not None:
+        groups.append({"params": list(net.head.parameters()), "lr": lr * head_lr, "lr_mult": head_lr})
+    return groups
 
 
 def bias_of(bias: PolicyNet, t: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -448,8 +471,7 @@ def _start_file(cfg: Any) -> Path:
 
 
 def _net_from(d: dict[str, Any]) -> PolicyNet:
-    c = d["config"]
-    net = PolicyNet(c["obs_size"], c["hidden"], c["activation"], num_actions=c["num_actions"], features=c.get("features"))
+    net = PolicyNet.from_config(d["config"])
     net.load_state_dict(d["state_dict"])
     return net
 
@@ -585,6 +607,11 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features and card else None
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
+    if cfg.card_head and card and net.head is None:  # zero-initialised: the same logits as the network it extends
+        head_cfg = card_head_config(sections, cfg.card_head)
+        if head_cfg is None:
+            raise ValueError("--card-head: the observation lacks the card sections a card head reads")
+        net = net.with_card_head(head_cfg)
     dev = torch.device(cfg.device)
     extra: dict[str, float] = {}
     if cfg.bias_mix:  # the outcomes' correction on every legal card (fit_bias), fitted once, before any state is saved
@@ -592,7 +619,10 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         if bpath.exists():
             bias = _net_from(torch.load(str(bpath), map_location="cpu", weights_only=True)).eval()
         else:
-            bias = fit_bias(net, tr, _seed(cfg.seed, i, 11), cfg.batch_size, dev)
+            bhead = card_head_config(sections, cfg.bias_head) if cfg.bias_head and card else None
+            if cfg.bias_head and bhead is None:
+                raise ValueError("--bias-head: the observation lacks the card sections a card head reads")
+            bias = fit_bias(net, tr, _seed(cfg.seed, i, 11), cfg.batch_size, dev, head=bhead, head_lr=cfg.card_head_lr)
             save_checkpoint(bpath, bias, pmeta)  # atomic, as final.pt
         bva = bias_of(bias, va)
         extra["bias_r2"] = bias_r2(bva, va)  # before the correction: ret - q of the raw values
@@ -600,7 +630,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         va["q"] = correct_bias(va["q"], va["mask"], bva, cfg.bias_mix)
     net.to(dev)
     net.train()
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
+    opt = torch.optim.Adam(_param_groups(net, cfg.lr, cfg.card_head_lr), lr=cfg.lr, eps=1e-5)
     epochs = cfg.exit_epochs0 if i == 0 and cfg.exit_epochs0 else cfg.epochs
     n = tr["obs"].shape[0]
     per_epoch = math.ceil(n / cfg.batch_size)
@@ -635,7 +665,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
             step = epoch * per_epoch + b
             lr = cfg.lr * (1.0 - (1.0 - cfg.lr_final) * step / total)
             for g in opt.param_groups:
-                g["lr"] = lr
+                g["lr"] = lr * g.get("lr_mult", 1.0)  # (a state saved before card heads has no lr_mult)
             idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
             obs, mask, q = tr["obs"][idx], tr["mask"][idx], tr["q"][idx]
             if cfg.ret_mix:

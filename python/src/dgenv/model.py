@@ -20,9 +20,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .policy import NUM_ACTIONS, Layer, PolicyMeta, build_onnx, save_onnx
+from .policy import NUM_ACTIONS, CardHeadArrays, Layer, PolicyMeta, build_onnx, save_onnx
 
-__all__ = ["PolicyNet", "CardFeatures", "card_features", "masked_logits", "obs_scale", "save_checkpoint", "load_checkpoint", "export_onnx", "NEG"]
+__all__ = ["PolicyNet", "CardFeatures", "CardHead", "card_features", "card_head_config", "masked_logits", "obs_scale", "save_checkpoint", "load_checkpoint", "export_onnx", "NEG"]
 
 NEG = -1e9  # what illegal logits become before the softmax
 
@@ -140,6 +140,137 @@ def card_features(spec: Any) -> Optional[dict[str, Any]]:
     }
 
 
+_HEAD_SECTIONS = ("hand", "current_trick", "prizes", "voids", "lead_colour")
+
+
+def card_head_config(spec: Any, units: int) -> Optional[dict[str, Any]]:
+    """:class:`CardHead`'s configuration (``units`` hidden units) for a session's
+    :class:`~dgenv.Spec`, or for the ``obs`` sections of a teach file's meta (dicts);
+    None when the game's observation lacks the sections it needs."""
+    if isinstance(spec, (list, tuple)):
+        secs: dict[str, Any] = {str(s["name"]): s for s in spec}
+        get: Callable[[str, str], Any] = lambda n, k: secs[n].get(k)  # noqa: E731
+    else:
+        get = lambda n, k: getattr(spec.obs.section(n), k, None)  # noqa: E731
+    try:
+        offsets = {n: int(get(n, "offset")) for n in _HEAD_SECTIONS}
+        players, colours = (int(x) for x in get("voids", "shape"))
+        hand = int(np.prod(get("hand", "shape")))
+        deck = int(get("prize_counts", "max") or 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if colours <= 0 or hand % colours:
+        return None
+    return {"units": int(units), "players": players, "offsets": offsets, "colours": colours,
+            "values": hand // colours, "deck_values": deck or 3 * players}
+
+
+class CardHead(nn.Module):
+    """An action-conditioned head: one small MLP shared by every card, added to the policy's logits.
+
+    ``logit_a += w2 . relu(Wf f_a + E[value(a)] + Wp h + b) + b2[value(a)]``, where ``h``
+    is the trunk's last hidden layer and ``f_a`` the card's own features: how many unseen,
+    trick and own-hand cards lie below, at and above its value (all colours, and its
+    colour), its colour's counts and value sums in the hand, among the unseen cards, in
+    the trick and in each seat's prize pile, each seat's void in its colour, and whether
+    its colour was led. Every feature is linear in the observation, so the head exports
+    exactly to the policy format's operators (:meth:`arrays`): one ``Gemm`` from the
+    observation to every card's hidden units, one from ``h`` to the shared part, a
+    ``Gather`` that repeats it for every card, ``Add``, ``Relu`` and a block ``Gemm`` to
+    the 90 logits. ``w2`` starts at zero: a head added to a trained network leaves its
+    logits as they were.
+
+    Args:
+        units: hidden units of the shared MLP.
+        players: P.
+        offsets: observation offsets of ``hand``, ``current_trick``, ``prizes``, ``voids``
+            and ``lead_colour``.
+        colours, values: C and V (the card id is ``colour * V + value - 1``).
+        deck_values: the values 1..deck_values of each colour in play.
+        trunk: width of the trunk's last hidden layer.
+    """
+
+    vals: torch.Tensor  # buffers, typed for mypy
+    deck: torch.Tensor
+    vidx: torch.Tensor
+
+    def __init__(self, units: int, players: int, offsets: Mapping[str, int], colours: int, values: int,
+                 deck_values: int, trunk: int) -> None:
+        super().__init__()
+        self.units, self.P, self.C, self.V = int(units), int(players), int(colours), int(values)
+        self.A = self.C * self.V
+        self.off = {k: int(offsets[k]) for k in _HEAD_SECTIONS}
+        vals = torch.arange(1, self.V + 1, dtype=torch.float32)
+        self.register_buffer("vals", vals)
+        self.register_buffer("deck", (vals <= int(deck_values)).float().expand(self.C, self.V).clone())
+        self.register_buffer("vidx", torch.arange(self.A) % self.V)
+        self.nf = 24 + 3 * self.P
+        self.wf = nn.Linear(self.nf, self.units)
+        self.emb = nn.Parameter(torch.zeros(self.V, self.units))
+        self.wp = nn.Linear(int(trunk), self.units, bias=False)
+        nn.init.normal_(self.wp.weight, std=0.01)
+        self.w2 = nn.Parameter(torch.zeros(self.units))
+        self.b2 = nn.Parameter(torch.zeros(self.V))
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """``[B, A, nf]``: every card's features from raw observations ``[B, D]``."""
+        B, P, C, V, A, o = x.shape[0], self.P, self.C, self.V, self.A, self.off
+        H = x[:, o["hand"] : o["hand"] + A].reshape(B, C, V)
+        T = x[:, o["current_trick"] : o["current_trick"] + P * A].reshape(B, P, C, V)
+        Z = x[:, o["prizes"] : o["prizes"] + P * A].reshape(B, P, C, V)
+        voids = x[:, o["voids"] : o["voids"] + P * C].reshape(B, P, C)
+        lead = x[:, o["lead_colour"] : o["lead_colour"] + C]
+        Tc = T.sum(1)
+        U = self.deck - H - Tc - Z.sum(1)
+        v = self.vals
+
+        def below_at_above(M: torch.Tensor) -> list[torch.Tensor]:  # M [B, C, V] -> 3 x [B, C, V] (all colours) + 2 (its colour)
+            by_v = M.sum(1)
+            cum = by_v.cumsum(1)
+            lt, gt = cum - by_v, cum[:, -1:] - cum
+            ccum = M.cumsum(2)
+            clt, cgt = ccum - M, ccum[:, :, -1:] - ccum
+            return [t[:, None, :].expand(B, C, V) for t in (lt, by_v, gt)] + [clt, cgt]
+
+        def per_colour(t: torch.Tensor) -> torch.Tensor:  # [B, C] -> [B, C, V]
+            return t[:, :, None].expand(B, C, V)
+
+        fs = [f / s for f, s in zip(below_at_above(U), (16, 4, 16, 8, 8))]
+        fs += [f / s for f, s in zip(below_at_above(Tc), (2, 2, 2, 2, 2))]
+        fs += [f / s for f, s in zip(below_at_above(H), (8, 4, 8, 8, 8))]
+        fs += [per_colour(H.sum(2) / 4), per_colour((H * v).sum(2) / 32), per_colour(U.sum(2) / 8),
+               per_colour((U * v).sum(2) / 64), per_colour(Tc.sum(2)), per_colour((Tc * v).sum(2) / 18),
+               per_colour(lead)]
+        fs += [per_colour(Z[:, p].sum(2) / 4) for p in range(P)]
+        fs += [per_colour((Z[:, p] * v).sum(2) / 32) for p in range(P)]
+        fs += [per_colour(voids[:, p]) for p in range(P)]
+        fs += [v.expand(B, C, V) / V, self.deck.expand(B, C, V)]
+        return torch.stack(fs, dim=3).reshape(B, A, self.nf)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """``[B, A]`` logits to add, from raw observations ``x`` and the trunk's last layer ``h``."""
+        u = self.wf(self.features(x)) + self.emb[self.vidx] + self.wp(h)[:, None, :]
+        return torch.relu(u) @ self.w2 + self.b2[self.vidx]
+
+    def arrays(self, obs_size: int) -> CardHeadArrays:
+        """The head as the export's constants (:class:`~dgenv.policy.CardHeadArrays`): the
+        features' affine map folded into the first layer by probing it with the zero
+        observation and each unit vector (float64 sums, stored float32)."""
+        D, Hn = int(obs_size), self.units
+        f0, lin = _affine(self.features, D)  # [A, nf], [D, A, nf]
+        with torch.no_grad():
+            wf = self.wf.weight.double().numpy()  # [H, nf]
+            cards = np.flatnonzero(self.deck.reshape(self.A).numpy() > 0)  # the others are never legal
+            f0, lin = f0[cards], lin[:, cards]
+            g_w = np.einsum("dak,jk->ajd", lin, wf).reshape(cards.size * Hn, D)
+            emb = self.emb.double().numpy()[self.vidx.numpy()[cards]]  # [K, H]
+            g_b = (f0 @ wf.T + self.wf.bias.double().numpy() + emb).reshape(cards.size * Hn)
+            return CardHeadArrays(
+                cards=cards.astype(np.int64), g_weight=g_w.astype(np.float32), g_bias=g_b.astype(np.float32),
+                p_weight=self.wp.weight.numpy().astype(np.float32), w2=self.w2.numpy().astype(np.float32),
+                b2=self.b2.numpy()[self.vidx.numpy()].astype(np.float32))
+
+
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits with illegal actions (``mask`` False) set to a large negative."""
     return torch.where(mask, logits, torch.full_like(logits, NEG))
@@ -160,6 +291,8 @@ class PolicyNet(nn.Module):
         features: :func:`card_features` of the session's spec (``{"players": P, "offsets":
             {"hand": .., "current_trick": .., "prizes": ..}, "colours", "values", "deck_values"}``)
             to add :class:`CardFeatures` to the input of the first layer; None for none.
+        card_head: :func:`card_head_config` (``{"units", "players", "offsets", "colours",
+            "values", "deck_values"}``) to add a :class:`CardHead` to the logits; None for none.
     """
 
     def __init__(
@@ -170,6 +303,7 @@ class PolicyNet(nn.Module):
         scale: Optional[np.ndarray] = None,
         num_actions: int = NUM_ACTIONS,
         features: Optional[Mapping[str, Any]] = None,
+        card_head: Optional[Mapping[str, Any]] = None,
     ) -> None:
         super().__init__()
         if activation not in ("relu", "tanh"):
@@ -201,11 +335,20 @@ class PolicyNet(nn.Module):
         self.v = nn.Linear(d, 1)
         nn.init.orthogonal_(self.v.weight, 1.0)
         nn.init.zeros_(self.v.bias)
+        self.card_head_cfg: Optional[dict[str, Any]] = None if card_head is None else {
+            "units": int(card_head["units"]), "players": int(card_head["players"]),
+            "offsets": {k: int(v) for k, v in card_head["offsets"].items()},
+            **{k: int(card_head[k]) for k in ("colours", "values", "deck_values")},
+        }
+        self.head = None if self.card_head_cfg is None else CardHead(**self.card_head_cfg, trunk=d)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits [B, num_actions], value [B])`` of raw float32 observations ``[B, D]``."""
         h = self.trunk(self._input(obs))
-        return self.pi(h), self.v(h).squeeze(-1)
+        return self._logits(obs, h), self.v(h).squeeze(-1)
+
+    def _logits(self, obs: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        return self.pi(h) if self.head is None else self.pi(h) + self.head(obs, h)
 
     def _input(self, obs: torch.Tensor) -> torch.Tensor:
         x = obs * self.scale
@@ -213,7 +356,7 @@ class PolicyNet(nn.Module):
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits only (what the ONNX export computes)."""
-        return self.pi(self.trunk(self._input(obs)))
+        return self._logits(obs, self.trunk(self._input(obs)))
 
     def config(self) -> dict[str, Any]:
         """Constructor arguments (without the scale, which is a buffer)."""
@@ -223,7 +366,26 @@ class PolicyNet(nn.Module):
             "activation": self.activation,
             "num_actions": self.num_actions,
             "features": self.features_cfg,
+            "card_head": self.card_head_cfg,
         }
+
+    @classmethod
+    def from_config(cls, c: Mapping[str, Any]) -> "PolicyNet":
+        """A network of :meth:`config`'s arguments (fresh weights)."""
+        return cls(c["obs_size"], c["hidden"], c["activation"], num_actions=c["num_actions"],
+                   features=c.get("features"), card_head=c.get("card_head"))
+
+    def with_card_head(self, card_head: Mapping[str, Any], replace: bool = False) -> "PolicyNet":
+        """This network with a new :class:`CardHead` (its ``w2`` at zero: the same logits as
+        without one); ``replace`` drops a head it has, otherwise that is an error."""
+        if self.head is not None and not replace:
+            raise ValueError("the network has a card head already")
+        net = PolicyNet.from_config({**self.config(), "card_head": card_head})
+        own = {k: v for k, v in self.state_dict().items() if not k.startswith("head.")}
+        missing, unexpected = net.load_state_dict(own, strict=False)
+        if unexpected or any(not k.startswith("head.") for k in missing):
+            raise ValueError(f"with_card_head: weights do not carry over ({missing}, {unexpected})")
+        return net
 
     def layers(self) -> list[Layer]:
         """The actor's dense layers as numpy :class:`~dgenv.policy.Layer` objects."""
@@ -239,14 +401,19 @@ class PolicyNet(nn.Module):
         return out
 
 
+def _affine(fn: Callable[[torch.Tensor], torch.Tensor], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """An affine map of the observation as ``(fn(0), [fn(e_d) - fn(0) for every unit vector e_d])``
+    (float64): how the features fold into the weights that read them."""
+    with torch.no_grad():
+        f = fn(torch.cat([torch.zeros(1, size), torch.eye(size)])).double().numpy()
+    return f[0], f[1:] - f[0]
+
+
 def _fold(net: PolicyNet, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First layer over ``[obs * scale, F obs + f0]`` as one layer over the raw obs (float64 sums)."""
     D = net.obs_size
-    with torch.no_grad():
-        probe = torch.cat([torch.zeros(1, D), torch.eye(D)])
-        f = net.feat(probe).double().numpy()  # type: ignore[misc]
-    f0 = f[0]
-    F = (f[1:] - f0).T  # [E, D]
+    f0, lin = _affine(net.feat, D)  # type: ignore[arg-type]
+    F = lin.T  # [E, D]
     w64 = w.astype(np.float64)
     wa, wb = w64[:, :D], w64[:, D:]
     weff = wa * net.scale.detach().cpu().numpy().astype(np.float64)[None, :] + wb @ F
@@ -283,8 +450,7 @@ def load_checkpoint(path: Union[str, Path]) -> tuple[PolicyNet, PolicyMeta, dict
     if d.get("format") != "dgenv-checkpoint-v1":
         raise ValueError(f"{path}: not a dgenv checkpoint")
     cfg = d["config"]
-    net = PolicyNet(cfg["obs_size"], cfg["hidden"], cfg["activation"], num_actions=cfg["num_actions"],
-                    features=cfg.get("features"))
+    net = PolicyNet.from_config(cfg)
     net.load_state_dict(d["state_dict"])
     net.eval()
     return net, PolicyMeta.from_props(d["meta"]), dict(d.get("extra") or {})
@@ -297,5 +463,6 @@ def export_onnx(net: PolicyNet, meta: PolicyMeta, path: Union[str, Path], descri
     scale = net.scale.detach().cpu().numpy()
     if net.feat is not None:  # the scale is folded into the first layer with the features
         scale = np.ones_like(scale)
-    model = build_onnx(net.layers(), meta, None if np.all(scale == 1) else scale)
+    head = None if net.head is None else net.head.arrays(net.obs_size)
+    model = build_onnx(net.layers(), meta, None if np.all(scale == 1) else scale, head=head)
     return save_onnx(model, path)

@@ -15,7 +15,8 @@ The format, exactly:
 * nodes only from ``Gemm`` (alpha, beta, transA=0, transB 0 or 1), ``MatMul``,
   ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity`` and ``Gather`` (axis 1,
   constant int32/int64 indices: a row's columns in a new order, as
-  :func:`colour_average` writes); weights are float32 initializers, and an
+  :func:`colour_average` writes, or repeated, as a card head's export
+  writes: :class:`CardHeadArrays`); weights are float32 initializers, and an
   initializer used by several nodes is one weight;
 * ``metadata_props``: ``dgenv.format = "policy-v1"``, ``dgenv.game`` (JSON
   ``{"name", ...parameters}`` as a session's ``game`` takes it, e.g.
@@ -49,6 +50,7 @@ __all__ = [
     "NUM_ACTIONS",
     "PolicyMeta",
     "Layer",
+    "CardHeadArrays",
     "build_onnx",
     "save_onnx",
     "load_onnx",
@@ -227,13 +229,44 @@ class Layer:
     activation: Optional[str] = None
 
 
-def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.ndarray] = None) -> Any:
+@dataclass(frozen=True)
+class CardHeadArrays:
+    """An action-conditioned head's constants (``dgenv.model.CardHead``), added to the logits.
+
+    With ``h`` the last hidden layer, ``H`` units and the ``K`` actions ``cards`` that have
+    units (the cards in play): ``u = obs @ g_weight.T + g_bias`` (``[K * H]``, the units
+    of ``cards[i]`` at ``i * H .. i * H + H - 1``), ``p = h @ p_weight.T`` (``[H]``, the
+    part every card shares), and the logit of ``cards[i]`` gains ``w2 . relu(u[i] + p)``;
+    every action's gains ``b2``.
+
+    Attributes:
+        cards: ``[K]`` int64 action ids, increasing.
+        g_weight: ``[K * H, D]`` float32.
+        g_bias: ``[K * H]`` float32.
+        p_weight: ``[H, hidden]`` float32.
+        w2: ``[H]`` float32.
+        b2: ``[A]`` float32.
+    """
+
+    cards: np.ndarray
+    g_weight: np.ndarray
+    g_bias: np.ndarray
+    p_weight: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+
+
+def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.ndarray] = None,
+               head: Optional[CardHeadArrays] = None) -> Any:
     """Build the policy graph ``logits = L_n(...act(L_1(obs * scale)))`` with onnx's helper API.
 
     Args:
         layers: the dense layers in order; the last one has ``meta.num_actions`` outputs and no activation.
         meta: game and observation layout written into the metadata.
         scale: optional ``[D]`` float32 multiplied into the observation first.
+
+        head: optional action-conditioned head over the last hidden layer, added to the logits
+            (``Gemm``, ``Gather``, ``Add``, ``Relu``: the format's operators).
 
     Returns:
         a checked ``onnx.ModelProto``.
@@ -264,7 +297,7 @@ def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.nda
         inits.append(numpy_helper.from_array(w, f"w{i}"))
         inits.append(numpy_helper.from_array(b, f"b{i}"))
         last = i == len(layers) - 1
-        out = "logits" if last else f"z{i}"
+        out = ("logits" if head is None else "pi_logits") if last else f"z{i}"
         nodes.append(
             helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [out], name=f"dense{i}", alpha=1.0, beta=1.0, transA=0, transB=1)
         )
@@ -275,6 +308,8 @@ def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.nda
                 raise ValueError(f"hidden layer {i}: activation {layer.activation!r}, want relu or tanh")
             nodes.append(helper.make_node("Relu" if act == "relu" else "Tanh", [x], [f"h{i}"], name=f"{act}{i}"))
             x = f"h{i}"
+    if head is not None:
+        nodes += _head_nodes(head, inits, x, "obs", len(layers) - 1, layers[-1].weight.shape[1], meta)
     graph = helper.make_graph(
         nodes,
         "dgenv_policy",
@@ -289,6 +324,40 @@ def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.nda
     onnx.checker.check_model(model)
     check_policy(model)
     return model
+
+
+def _head_nodes(head: CardHeadArrays, inits: list[Any], logits: str, obs: str, last: int, hidden: int,
+                meta: PolicyMeta) -> list[Any]:
+    """The nodes of ``head`` (see :class:`CardHeadArrays`), reading the hidden layer ``h{last-1}``
+    and ``obs`` and adding to ``logits``; the output is ``"logits"``."""
+    from onnx import helper, numpy_helper
+
+    A, D = meta.num_actions, meta.obs_size
+    units, K = int(head.w2.shape[0]), int(head.cards.shape[0])
+    if K < 1 or np.any(np.diff(head.cards) <= 0) or head.cards[0] < 0 or head.cards[-1] >= A:
+        raise ValueError(f"card head cards {head.cards}: want increasing action ids below {A}")
+    want = {"g_weight": (K * units, D), "g_bias": (K * units,), "p_weight": (units, hidden), "w2": (units,), "b2": (A,)}
+    for k, shape in want.items():
+        if tuple(getattr(head, k).shape) != shape:
+            raise ValueError(f"card head {k}: shape {getattr(head, k).shape}, want {shape}")
+    if last < 1:
+        raise ValueError("a card head needs a hidden layer")
+    blk = np.zeros((A, K * units), np.float32)  # a card's logit from its own units only
+    for i, a in enumerate(head.cards):
+        blk[a, i * units : (i + 1) * units] = head.w2
+    consts = {"head_g_w": head.g_weight, "head_g_b": head.g_bias, "head_p_w": head.p_weight,
+              "head_out_w": blk, "head_out_b": head.b2}
+    inits += [numpy_helper.from_array(np.ascontiguousarray(v, dtype=np.float32), k) for k, v in consts.items()]
+    inits.append(numpy_helper.from_array(np.tile(np.arange(units, dtype=np.int64), K), "head_repeat"))
+    return [
+        helper.make_node("Gemm", [obs, "head_g_w", "head_g_b"], ["head_u"], name="head_cards", transB=1),
+        helper.make_node("Gemm", [f"h{last - 1}", "head_p_w"], ["head_p"], name="head_shared", transB=1),
+        helper.make_node("Gather", ["head_p", "head_repeat"], ["head_p_all"], name="head_repeat", axis=1),
+        helper.make_node("Add", ["head_u", "head_p_all"], ["head_s"], name="head_sum"),
+        helper.make_node("Relu", ["head_s"], ["head_r"], name="head_relu"),
+        helper.make_node("Gemm", ["head_r", "head_out_w", "head_out_b"], ["head_logits"], name="head_out", transB=1),
+        helper.make_node("Add", [logits, "head_logits"], ["logits"], name="head_add"),
+    ]
 
 
 def save_onnx(model: Any, path: PathLike) -> Path:
@@ -519,8 +588,8 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     meta = check_policy(m)
     if meta.game != DEFAULT_GAME:
         raise ValueError(f"colour_average: a {meta.game} policy; only the card game's colours are symmetric")
-    if any(n.op_type == "Gather" for n in m.graph.node):
-        raise ValueError("colour_average: the policy is already averaged (it has Gather nodes)")
+    if any(n.op_type == "Gather" and n.input[0] == "obs" for n in m.graph.node):
+        raise ValueError("colour_average: the policy is already averaged (it has Gather nodes on the observation)")
     obs_idx, back_idx = colour_views(meta.obs_layout, meta.obs_size, renamings)
     g = m.graph
     inits = list(g.initializer)

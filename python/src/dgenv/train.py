@@ -124,6 +124,9 @@ class TrainConfig:
     q_mse: float = 0.0  # expert: weight of the centred regression of logit * tau on the search values (points^2)
     ret_mix: float = 0.0  # expert: the played card's target is (1 - w) q + w (its real outcome): dgenv.expert.mix_return
     bias_mix: float = 0.0  # expert: every legal card's target is q + w b(s, card), b a model of PIMC's bias fitted on the played cards' outcomes: dgenv.expert.fit_bias
+    card_head: int = 0  # expert, card game: units of an action-conditioned head (dgenv.model.CardHead) added to a network without one (0 = none)
+    bias_head: int = 0  # expert, card game: units of a card head in --bias-mix's bias model (dgenv.expert.fit_bias; 0 = none)
+    card_head_lr: float = 10.0  # expert: a card head's learning rate (--card-head, --bias-head), in multiples of the fit's (it starts at zero beside a trained network)
     # expert iteration (algo "expert": dgenv.expert): generate, train, evaluate, repeat; resumable
     exit_iterations: int = 1
     exit_games: int = 400  # games labelled per iteration
@@ -586,7 +589,7 @@ class _Collector:
         self.raw_steps = 0
 
     def add_snapshot(self, net: PolicyNet) -> None:
-        snap = PolicyNet(net.obs_size, net.hidden, net.activation, num_actions=net.num_actions, features=net.features_cfg)
+        snap = PolicyNet.from_config(net.config())
         snap.load_state_dict(net.state_dict())
         snap.eval()
         self.pool.append(snap)
