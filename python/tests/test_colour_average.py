@@ -101,7 +101,7 @@ def test_check_policy_refuses_a_gather_the_runtime_does_not_run():
         pol.check_policy(m)
 
 
-@pytest.mark.parametrize("count", [4, 5, 6])
+@pytest.mark.parametrize("count", [3, 4, 5, 6])
 def test_committed_averaged_networks_are_the_commands_output(count):
     """policies/expert-pN-c3.onnx is what the documented command writes from policies/expert-pN.onnx."""
     committed = (REPO / "policies" / f"expert-p{count}-c3.onnx").read_bytes()
