@@ -3,8 +3,10 @@
 :class:`PolicyNet` is an MLP over the float32 observation: ``obs * scale`` (a
 constant per element, 1/max of its section, so counts and totals sit in
 [0, 1]), hidden dense layers with ReLU or Tanh, a policy head of 90 logits and
-a value head on the same trunk. Masking happens outside: illegal logits are
-set to a large negative before the softmax (:func:`masked_logits`).
+a value head on the same trunk, optionally with :class:`CardHead` (one small MLP
+shared by every card over the card's own features) added to the logits. Masking
+happens outside: illegal logits are set to a large negative before the softmax
+(:func:`masked_logits`).
 
 Checkpoints are ``torch.save`` dicts of tensors and plain values, read back with
 ``torch.load(weights_only=True)`` (no arbitrary objects). They are for

@@ -264,7 +264,6 @@ def build_onnx(layers: Sequence[Layer], meta: PolicyMeta, scale: Optional[np.nda
         layers: the dense layers in order; the last one has ``meta.num_actions`` outputs and no activation.
         meta: game and observation layout written into the metadata.
         scale: optional ``[D]`` float32 multiplied into the observation first.
-
         head: optional action-conditioned head over the last hidden layer, added to the logits
             (``Gemm``, ``Gather``, ``Add``, ``Relu``: the format's operators).
 
