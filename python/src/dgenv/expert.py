@@ -248,6 +248,15 @@ def fit_bias(start: PolicyNet, tr: dict[str, torch.Tensor], seed: int, batch_siz
     return net.to("cpu").eval()
 
 
+def _card_head(sections: list[dict[str, Any]], units: int, flag: str) -> dict[str, Any]:
+    """:func:`~dgenv.model.card_head_config` of a teach file's sections; a clear error naming
+    ``flag`` when the game's observation lacks the card sections a card head reads."""
+    head = card_head_config(sections, units)
+    if head is None:
+        raise ValueError(f"{flag}: the observation lacks the card sections a card head reads")
+    return head
+
+
 def _param_groups(net: PolicyNet, lr: float, head_lr: float) -> list[dict[str, Any]]:
     """Adam's parameter groups: the network's at ``lr``, and its card head's at ``head_lr`` times
     that (``lr_mult``, which a schedule keeps: a zero-initialised head beside a trained network
@@ -608,10 +617,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
     if cfg.card_head and card and net.head is None:  # zero-initialised: the same logits as the network it extends
-        head_cfg = card_head_config(sections, cfg.card_head)
-        if head_cfg is None:
-            raise ValueError("--card-head: the observation lacks the card sections a card head reads")
-        net = net.with_card_head(head_cfg)
+        net = net.with_card_head(_card_head(sections, cfg.card_head, "--card-head"))
     dev = torch.device(cfg.device)
     extra: dict[str, float] = {}
     if cfg.bias_mix:  # the outcomes' correction on every legal card (fit_bias), fitted once, before any state is saved
@@ -619,9 +625,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         if bpath.exists():
             bias = _net_from(torch.load(str(bpath), map_location="cpu", weights_only=True)).eval()
         else:
-            bhead = card_head_config(sections, cfg.bias_head) if cfg.bias_head and card else None
-            if cfg.bias_head and bhead is None:
-                raise ValueError("--bias-head: the observation lacks the card sections a card head reads")
+            bhead = _card_head(sections, cfg.bias_head, "--bias-head") if cfg.bias_head else None
             bias = fit_bias(net, tr, _seed(cfg.seed, i, 11), cfg.batch_size, dev, head=bhead, head_lr=cfg.card_head_lr)
             save_checkpoint(bpath, bias, pmeta)  # atomic, as final.pt
         bva = bias_of(bias, va)
