@@ -199,3 +199,19 @@ def test_a_card_head_learns_at_its_own_rate_in_the_fit_and_in_the_bias_model():
                         head=card_head_config(spec, 8), head_lr=head_lr)
         w2[head_lr] = float(bias.head.w2.detach().abs().mean())
     assert w2[30.0] > 5 * w2[1.0] > 0
+
+
+def test_card_head_flags_are_refused_where_they_would_be_ignored(tmp_path):
+    from test_expert import tiny, tiny_duel
+
+    from dgenv.expert import run_expert
+
+    for name, cfg, why in [
+        ("duel", tiny_duel(tmp_path / "duel", card_head=8), r"--card-head, --bias-head: the card game's only \(duel"),
+        ("duelb", tiny_duel(tmp_path / "duelb", bias_head=8), r"the card game's only"),
+        ("nomix", tiny(tmp_path / "nomix", bias_head=8), r"--bias-head: the head of --bias-mix's bias model; give --bias-mix"),
+        ("neg", tiny(tmp_path / "neg", card_head=-1), r"--card-head -1, --bias-head 0: units, want >= 0"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            run_expert(cfg)
+        assert not (tmp_path / name).exists(), f"{name}: refused after writing"  # refused before anything is written

@@ -372,6 +372,12 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     for flag, w in (("--ret-mix", cfg.ret_mix), ("--bias-mix", cfg.bias_mix)):
         if cfg.game != DEFAULT_GAME and w:
             raise ValueError(f"{flag}: the card game's only (dgteach's ret of {cfg.game} is not in its values' units)")
+    if cfg.card_head < 0 or cfg.bias_head < 0:
+        raise ValueError(f"--card-head {cfg.card_head}, --bias-head {cfg.bias_head}: units, want >= 0 (0: no head)")
+    if cfg.game != DEFAULT_GAME and (cfg.card_head or cfg.bias_head):
+        raise ValueError(f"--card-head, --bias-head: the card game's only ({cfg.game}'s observation has no cards to head)")
+    if cfg.bias_head and not cfg.bias_mix:
+        raise ValueError("--bias-head: the head of --bias-mix's bias model; give --bias-mix too")
     if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table or cfg.rollout_worlds):
         raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
     if cfg.rollout_worlds < 0:
