@@ -622,7 +622,7 @@ def _train(cfg: Any, out: Path, i: int, hook: Optional[Callable[[str, int, int],
         feats = {"players": players, "offsets": {k: offs[k] for k in ("hand", "current_trick", "prizes")}} if cfg.features and card else None
         net = PolicyNet(D, cfg.hidden, cfg.activation, scale=obs_scale(sections, D), features=feats,
                         num_actions=int(meta["num_actions"]))
-    if cfg.card_head and card and net.head is None:  # zero-initialised: the same logits as the network it extends
+    if cfg.card_head and net.head is None:  # the card game only (run_expert refuses it elsewhere); zero-initialised: the same logits as the network it extends
         net = net.with_card_head(_card_head(sections, cfg.card_head, "--card-head"))
     dev = torch.device(cfg.device)
     extra: dict[str, float] = {}
