@@ -35,7 +35,7 @@ func prepareDemo(c config, reg *env.Registry, g env.Game, teacher env.Bot) (map[
 	meta := map[string]any{
 		"format": "dgteach-v1", "players": p, "deals": 0, "obs_size": lay.Size,
 		"num_actions": g.NumDistinctActions(), "table": c.table, "teacher": c.teacher, "eps": c.eps, "seed": c.seed,
-		"shard_games": c.shardGames, "game": wire.GameOf(g),
+		"shard_games": c.shardGames, "game": wire.GameOf(g), "orders": c.orders,
 		"obs": map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
 	}
 	return meta, func(i int) (int, error) { return demoShard(c, g, bots, teacher, i) }, nil
@@ -74,7 +74,7 @@ func demoShard(c config, g env.Game, bots []env.Bot, teacher env.Bot, i int) (in
 				return 0, fmt.Errorf("game %d: longer than MaxGameLength %d", k, g.MaxGameLength())
 			}
 			seat := s.CurrentPlayer()
-			at := (seat + k) % p // game k: table rotated by k seats
+			at := position(seat, k, p, c.orders)
 			legal = s.AppendLegalActions(legal[:0])
 			x := legal[0]
 			if len(legal) > 1 {

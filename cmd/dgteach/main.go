@@ -32,7 +32,13 @@
 //	    -teacher rollout -rollout-table policy:expert,policy:expert,heuristic,random -label-seats 0 -out runs/ro
 //
 // -label-seats labels only the decisions of some table positions (the
-// others are played, not recorded).
+// others are played, not recorded). Game k rotates the table by k seats, so
+// every position sits at every seat, but around the table the positions
+// always follow one another in -table's order: position 0 always plays
+// just before position 1. -orders 2 plays the games k mod 2P >= P in the
+// reversed order (rotated), as dgeval -duplicate seats its agents, so a
+// labelled position also learns the seats that follow it the other way
+// round (docs/training.md, "Session 53").
 //
 // Shard i holds games i*G .. (i+1)*G-1; game k's chance and bots' moves come
 // from -seed and k alone, so the data does not depend on -workers, and a
@@ -88,6 +94,18 @@ type config struct {
 	rolloutWorlds                                            int    // -rollout-worlds: worlds of the rollout table's searches (0 = as registered)
 	rolloutTable, labelSeats                                 string // -rollout-table, -label-seats as given
 	labelAt                                                  []bool // table positions whose decisions are labelled
+	orders                                                   int    // -orders: 1, or 2 (the reversed order too)
+}
+
+// position is the table position that plays seat in game k of p seats: the
+// table rotated by k seats, or with orders 2 in the games k mod 2p >= p its
+// reversed order rotated (the seat after a position's is played by the
+// position before it).
+func position(seat, k, p, orders int) int {
+	if orders == 2 && k%(2*p) >= p {
+		return ((k-seat)%p + p) % p
+	}
+	return (seat + k) % p
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -119,6 +137,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&c.rolloutTable, "rollout-table", "", "-teacher rollout: bot per seat in its playouts, as -table (default: the table)")
 	fs.IntVar(&c.rolloutWorlds, "rollout-worlds", 0, "-teacher rollout: worlds a decision of each rollout bot that samples worlds (env.Sampler: the search), a cheaper search in the playouts (0 = as registered)")
 	fs.StringVar(&c.labelSeats, "label-seats", "", "table positions (before the rotation) whose decisions are labelled, comma-separated (default: all)")
+	fs.IntVar(&c.orders, "orders", 1, "1: every game plays -table's order, rotated; 2: games k mod 2P >= P play its reversed order, rotated (each position also followed by the others the other way round)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -155,6 +174,9 @@ func generate(c config, policies string, stderr io.Writer) error {
 	}
 	if c.eps < 0 || c.eps > 1 {
 		return fmt.Errorf("-eps %v: must be in [0, 1]", c.eps)
+	}
+	if c.orders != 1 && c.orders != 2 {
+		return fmt.Errorf("-orders %d: want 1 (the table's order) or 2 (and its reverse)", c.orders)
 	}
 	reg := games.Default()
 	var loaded map[string]*policy.Policy
@@ -309,7 +331,7 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 		"format": "dgteach-v1", "players": p, "deals": g.Values()["deals"], "obs_size": lay.Size,
 		"num_actions": g.NumDistinctActions(), "table": c.table, "worlds": worlds, "eps": c.eps, "seed": c.seed,
 		"prior": c.prior, "prior_weight": c.priorWeight, "shard_games": c.shardGames,
-		"game": wire.GameOf(g), "teacher": c.teacher, "label_seats": c.labelSeats,
+		"game": wire.GameOf(g), "teacher": c.teacher, "label_seats": c.labelSeats, "orders": c.orders,
 		"obs": map[string]any{"shape": []int{lay.Size}, "sections": wire.Sections(lay.Sections)},
 	}
 	if rollout { // the playouts' bots, for the record
@@ -426,7 +448,7 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 		explore := env.NewRNG(master.Uint64(), 0xe4e)
 		valuer := teacher
 		if rv, ok := teacher.(rolloutValuer); ok {
-			rv.rot = k
+			rv.game = k
 			valuer = rv
 		}
 		// Records from pending on wait for the next change of the returns
@@ -437,7 +459,7 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 				return 0, fmt.Errorf("game %d: longer than MaxGameLength %d", k, g.MaxGameLength())
 			}
 			seat := s.CurrentPlayer()
-			at := (seat + k) % p // game k: table rotated by k seats
+			at := position(seat, k, p, c.orders)
 			legal = s.AppendLegalActions(legal[:0])
 			a := legal[0]
 			if len(legal) > 1 {

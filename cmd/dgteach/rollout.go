@@ -28,12 +28,13 @@ import (
 // the other seats are modelled by what they are, not by the heuristic. The
 // price is one world a label: more labels must average its noise.
 
-// rolloutValuer is the -teacher rollout teacher of one game (rot: the game
-// rotates the table by rot seats, as shard does).
+// rolloutValuer is the -teacher rollout teacher of one game (game: its
+// number k, which seats the table as shard does, by position).
 type rolloutValuer struct {
 	bots     []env.Bot // the rollout table, by table position
 	rollouts int
-	rot      int
+	orders   int // -orders
+	game     int
 }
 
 // ActionValues implements valuer (not env.ActionValuer: it reads the
@@ -64,7 +65,7 @@ func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst 
 					break
 				}
 				seat := sim.CurrentPlayer()
-				sim.ApplyUnchecked(v.bots[(seat+v.rot)%p].Act(sim, &rr))
+				sim.ApplyUnchecked(v.bots[position(seat, v.game, p, v.orders)].Act(sim, &rr))
 			}
 			total := 0.0
 			for k := range after {
@@ -142,5 +143,5 @@ func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, e
 	if c.rolloutWorlds > 0 && !sampled {
 		return rolloutValuer{}, fmt.Errorf("-rollout-worlds %d: no bot of %s %s samples worlds (env.Sampler, e.g. search)", c.rolloutWorlds, flag, strings.Join(names, ","))
 	}
-	return rolloutValuer{bots: bots, rollouts: c.rollouts}, nil
+	return rolloutValuer{bots: bots, rollouts: c.rollouts, orders: c.orders}, nil
 }

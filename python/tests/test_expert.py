@@ -493,6 +493,27 @@ def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_pa
         assert not (tmp_path / "b").exists()
 
 
+def test_expert_rollout_labels_both_orders_of_the_table(tmp_path):
+    # --teach-orders 2 (dgteach -orders 2): of every 8 games at 4 players, the last 4 seat the table in its reversed
+    # order, so the labelled position 0 sits at seat k mod 4 of game k there (at -k mod 4 in the first 4)
+    s = run_expert(tiny(tmp_path, exit_start="policies/imitate-search.onnx", exit_rollouts=1, label_seats="0", deals=1,
+                        teach_table="policy:{policy},heuristic,heuristic,random",
+                        rollout_table="policy:{policy},heuristic,heuristic,random", teach_orders=2,
+                        exit_iterations=1, exit_games0=8, exit_eval="", tau=4.0))
+    assert s["iterations"] == 1
+    d = tmp_path / "data" / "iter-000"
+    assert json.loads((d / "meta.json").read_text())["orders"] == 2
+    fs = sorted(d.glob("shard-*.npz"))
+    assert len(fs) == 8
+    for f in fs:
+        k = int(f.stem.split("-")[1])
+        seats = np.load(f)["seat"]
+        assert len(seats) > 0 and (seats == (k % 4 if k % 8 >= 4 else (-k) % 4)).all()
+    with pytest.raises(ValueError, match="--teach-orders 3: want 1"):  # before anything is written
+        run_expert(tiny(tmp_path / "b", exit_start="policies/imitate-search.onnx", exit_rollouts=1, teach_orders=3))
+    assert not (tmp_path / "b").exists()
+
+
 def test_expert_rollout_with_a_cheaper_search_in_its_seat(tmp_path):
     # --rollout-table with search itself in the rollouts, and --rollout-worlds its worlds (dgteach -rollout-worlds)
     s = run_expert(tiny(tmp_path, exit_start="policies/imitate-search.onnx", exit_rollouts=1, label_seats="0", deals=1,

@@ -382,6 +382,8 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
     if cfg.rollout_worlds < 0:
         raise ValueError(f"--rollout-worlds {cfg.rollout_worlds}: must be >= 0 (0: the searches' own worlds)")
+    if cfg.teach_orders not in (1, 2):
+        raise ValueError(f"--teach-orders {cfg.teach_orders}: want 1 (the table's order) or 2 (and its reverse, dgteach -orders)")
     if (cfg.rollout_table or cfg.rollout_worlds) and not cfg.exit_rollouts:
         raise ValueError("--rollout-table, --rollout-worlds: give --exit-rollouts too (the number of rollouts of each card)")
     if not 1 <= cfg.exit_prior_views <= 5:
@@ -519,6 +521,8 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
         cmd += ["-deals", str(cfg.deals)]
     if cfg.label_seats:
         cmd += ["-label-seats", cfg.label_seats]
+    if cfg.teach_orders != 1:
+        cmd += ["-orders", str(cfg.teach_orders)]
     if cfg.teach_workers:
         cmd += ["-workers", str(cfg.teach_workers)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

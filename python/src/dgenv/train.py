@@ -139,6 +139,7 @@ class TrainConfig:
     rollout_table: str = ""  # bots of those playouts ({policy} the current network; "" = the table, search played by the network)
     rollout_worlds: int = 0  # worlds a decision of the searches among those bots (dgteach -rollout-worlds; 0 = as registered)
     label_seats: str = ""  # table positions whose decisions are labelled ("" = all; dgteach -label-seats)
+    teach_orders: int = 1  # expert: 2 = half the games play the table's reversed order (dgteach -orders), as dgeval -duplicate seats it
     exit_shard_games: int = 20
     exit_start: str = ""  # policy file that plays the table's first seat in iteration 0 ("" = search)
     exit_warm: bool = False  # iteration 0 is fitted from --exit-start's weights (its actor, a new value head), not from scratch
