@@ -120,3 +120,23 @@ func TestOrders(t *testing.T) {
 		t.Fatalf("-orders 3: rc %d, stderr %q; want an error naming it", rc, errb.String())
 	}
 }
+
+// TestOrdersRolloutsReplayTheTable: with -orders 2 the playouts seat the
+// rollout table as the game seats the table, in the reversed games too: at a
+// table of deterministic bots (the network plays its greedy card) one
+// playout of the played card is exactly the deal that followed, at every
+// labelled decision of all 2P games.
+func TestOrdersRolloutsReplayTheTable(t *testing.T) {
+	dir := t.TempDir()
+	var errb bytes.Buffer
+	args := []string{"-players", "3", "-deals", "1", "-table", "heuristic,policy:expert-p3,heuristic", "-policies", "../../policies",
+		"-teacher", "rollout", "-rollouts", "1", "-eps", "0", "-games", "6", "-shard-games", "1", "-orders", "2", "-out", dir, "-quiet"}
+	if rc := run(args, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	for k := range 6 {
+		name := "shard-0000" + itoa(k) + ".npz"
+		a, _ := readShard(t, filepath.Join(dir, name))
+		replaysTheDeal(t, a, name, 30)
+	}
+}

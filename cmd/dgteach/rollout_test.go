@@ -39,15 +39,9 @@ func TestRolloutValuesReplayTheTable(t *testing.T) {
 	differ := 0
 	for _, name := range []string{"shard-00000.npz", "shard-00001.npz"} {
 		a, _ := readShard(t, filepath.Join(dir, name))
-		n := len(a["played"]) / 2
-		if n < 40 {
-			t.Fatalf("%s: %d records", name, n)
-		}
+		n := replaysTheDeal(t, a, name, 40)
 		for i := range n {
 			p := i16At(a["played"], i)
-			if q, r := f32At(a["q"], 90*i+p), f32At(a["ret"], i); q != r {
-				t.Fatalf("%s record %d: q of the played card %d is %v, the deal gave %v", name, i, p, q, r)
-			}
 			for c := range 90 {
 				if a["mask"][90*i+c] == 1 && c != p && f32At(a["q"], 90*i+c) != f32At(a["q"], 90*i+p) {
 					differ++
@@ -59,6 +53,25 @@ func TestRolloutValuesReplayTheTable(t *testing.T) {
 	if differ == 0 {
 		t.Fatal("every card of every decision has the played card's value")
 	}
+}
+
+// replaysTheDeal checks that at every record of shard a (of the card game,
+// with -rollouts 1 at a table of deterministic bots) the played card's value
+// is the deal that followed it, and returns the record count (fewer than
+// least records fail t).
+func replaysTheDeal(t *testing.T, a map[string][]byte, name string, least int) int {
+	t.Helper()
+	n := len(a["played"]) / 2
+	if n < least {
+		t.Fatalf("%s: %d records", name, n)
+	}
+	for i := range n {
+		p := i16At(a["played"], i)
+		if q, r := f32At(a["q"], 90*i+p), f32At(a["ret"], i); q != r {
+			t.Fatalf("%s record %d (seat %d): q of the played card %d is %v, the deal gave %v", name, i, a["seat"][i], p, q, r)
+		}
+	}
+	return n
 }
 
 // TestRolloutLabelSeats: -label-seats 0 labels the decisions of table
