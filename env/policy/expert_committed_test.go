@@ -100,9 +100,10 @@ func TestCommittedExpertP3Policy(t *testing.T) {
 
 // The committed 3-player colour-averaged network (policies/expert-p3-c3.onnx:
 // expert-p3 on three colour renamings, its logits averaged;
-// docs/training.md "Session 54": ahead of search at the 3-player mixed
-// table, seeds 7 to 46, not clear (0.40 ± 0.44 points a game), 0.51 ±
-// 0.47 ahead of session 51's averaged network in the same 16,080 games)
+// docs/training.md "Session 54": first at the 3-player mixed table and
+// 0.41 ± 0.36 points a game ahead of search over seeds 7 to 66 (24,120
+// games), clear there but not on any 2,000 games alone; 0.51 ± 0.47
+// ahead of session 51's averaged network on seeds 7 to 46)
 // replays the first 6 games (one deal in its 6 seatings) of seed 7 of that
 // table exactly as recorded (bin/dgeval -players 3 -agents
 // policy:expert-p3-c3,search,heuristic -duplicate -seed 7), and one seat of
