@@ -37,7 +37,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -419,4 +418,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run
+
+    run(main)

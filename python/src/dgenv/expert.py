@@ -947,4 +947,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run
+
+    run(main)

@@ -17,7 +17,6 @@ averaged over K colour renamings (:func:`dgenv.policy.colour_average`).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -122,4 +121,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run
+
+    run(main)

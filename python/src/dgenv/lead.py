@@ -202,4 +202,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run
+
+    run(main)

@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -1143,4 +1142,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ._cli import run
+
+    run(main)
