@@ -368,6 +368,34 @@ def test_duel_expert_labels_by_the_search_the_network_guides(tmp_path):
         run_expert(tiny_duel(tmp_path / "b", "duel-expert", exit_start="", exit_warm=False, exit_prior=False))
 
 
+def test_duel_expert_rollout_labels_the_networks_role_by_whole_games_of_the_table(tmp_path):
+    # --exit-rollouts on the duel (--preset duel-expert-rollout): dgteach -teacher rollout plays each legal action in
+    # the true state, then the game to its end by --rollout-table, so each value is a mean of whole games' results
+    # (+2 won, -2 lost, 0 drawn, env.ZeroSum's units, as ret); only the network's table position is labelled, and
+    # dgteach rotates the table so that position plays Goliath in even games and David in odd ones
+    a = tmp_path / "a"
+    s = run_expert(tiny_duel(a, "duel-expert-rollout", exit_rollouts=2, exit_games=2, exit_games0=2, exit_eval="random:2"))
+    assert s["iterations"] == 2
+    for i, net in ((0, "start"), (1, "exit-0")):
+        d = a / "data" / f"iter-{i:03d}"
+        meta = json.loads((d / "meta.json").read_text())
+        assert (meta["teacher"], meta["rollouts"], meta["label_seats"], meta["game"]["name"]) == ("rollout", 2, "0", "duel")
+        assert meta["table"] == [f"policy:{net}", "search"] and meta["rollout_table"] == [f"policy:{net}", f"policy:{net}"]
+        for f in sorted(d.glob("shard-*.npz")):
+            k = int(f.stem.split("-")[1])
+            z = np.load(f)
+            m = z["mask"].astype(bool)
+            assert len(z["seat"]) > 0 and (z["seat"] == k % 2).all()
+            # two playouts of +2, 0 or -2: a value is a multiple of 1 in [-2, 2]; actions differ somewhere
+            assert (np.abs(z["q"][m]) <= 2.0).all() and np.array_equal(z["q"][m], np.round(z["q"][m])) and (z["q"][~m] == 0).all()
+            assert (z["q"].max(1) > z["q"].min(1)).any()
+    c = config_from_args(["--preset", "duel-expert-rollout"])
+    assert (c.game, c.exit_rollouts, c.label_seats, c.exit_prior, c.exit_start) == ("duel", 4, "0", True, "policies/duel.onnx")
+    with pytest.raises(ValueError, match="--rollout-table, --rollout-worlds: give --exit-rollouts"):
+        run_expert(tiny_duel(tmp_path / "b", rollout_table="policy:{policy},search"))
+    assert not (tmp_path / "b").exists()
+
+
 def test_decision_gains_judge_the_played_card_and_each_policy_on_the_same_decisions(tmp_path, capsys):
     import subprocess
 

@@ -378,8 +378,6 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         raise ValueError(f"--card-head, --bias-head: the card game's only ({cfg.game}'s observation has no cards to head)")
     if cfg.bias_head and not cfg.bias_mix:
         raise ValueError("--bias-head: the head of --bias-mix's bias model; give --bias-mix too")
-    if cfg.game != DEFAULT_GAME and (cfg.exit_rollouts or cfg.rollout_table or cfg.rollout_worlds):
-        raise ValueError(f"--exit-rollouts, --rollout-table, --rollout-worlds: the card game's only ({cfg.game} labels with --teacher)")
     if cfg.rollout_worlds < 0:
         raise ValueError(f"--rollout-worlds {cfg.rollout_worlds}: must be >= 0 (0: the searches' own worlds)")
     if cfg.teach_orders not in (1, 2):
@@ -505,12 +503,12 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     table = _table(cfg, prev)
     if cfg.game == DEFAULT_GAME:
         who = ["-players", str(cfg.players)]
-        if cfg.exit_rollouts:  # the table's own values: no worlds
-            who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
-            who += ["-rollout-worlds", str(cfg.rollout_worlds)] if cfg.rollout_worlds else []
     else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
-        who = ["-game", cfg.game, "-teacher", _teacher(cfg, prev)]
+        who = ["-game", cfg.game] + ([] if cfg.exit_rollouts else ["-teacher", _teacher(cfg, prev)])
         who += ["-game-params", cfg.game_params] if cfg.game_params else []
+    if cfg.exit_rollouts:  # the table's own values, any game: no worlds, no --teacher
+        who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
+        who += ["-rollout-worlds", str(cfg.rollout_worlds)] if cfg.rollout_worlds else []
     # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
     worlds = ["-worlds", str(cfg.teach_worlds)] if (cfg.teach_worlds or cfg.game == DEFAULT_GAME) and not cfg.exit_rollouts else []
     cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),

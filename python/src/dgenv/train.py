@@ -464,6 +464,26 @@ PRESETS["duel-expert"] = dict(
     ckpt_every_s=300.0,
 )
 
+# The duel's table's own values (session 58): each legal action of the network's role played in the true
+# state, then the game finished by the network in both seats (--rollout-table), --exit-rollouts times; the
+# value is the mean of those games' results (+2 won, -2 lost, 0 drawn), which sees past the search's
+# 15-action playouts ("Session 42" in docs/training.md). The targets are duel.onnx improved by them,
+# softmax(logits + q / tau), as the card game's policy iteration (--preset expert-rollout).
+PRESETS["duel-expert-rollout"] = dict(
+    PRESETS["duel-expert"],
+    name="duel-expert-rollout",
+    teacher="search",  # unused: the rollouts label
+    teach_table="policy:{policy},search",
+    exit_rollouts=4,
+    rollout_table="policy:{policy},policy:{policy}",
+    label_seats="0",
+    exit_games=1000,
+    exit_window=2,
+    lr=1e-4,
+    tau=2.0,  # one game's result in four (1 of the value's 4 units) is half a logit on the prior
+    q_mse=0.0,
+)
+
 # The first duel run (/work/runs-strength/duel-expert-values): labels are the
 # search's value of each legal action at 32 worlds (the seat's score, -1..+1:
 # heuristic playouts over 15 actions, blind to most of a move's long-term
