@@ -503,12 +503,13 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     table = _table(cfg, prev)
     if cfg.game == DEFAULT_GAME:
         who = ["-players", str(cfg.players)]
-    else:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
-        who = ["-game", cfg.game] + ([] if cfg.exit_rollouts else ["-teacher", _teacher(cfg, prev)])
-        who += ["-game-params", cfg.game_params] if cfg.game_params else []
-    if cfg.exit_rollouts:  # the table's own values, any game: no worlds, no --teacher
+    else:
+        who = ["-game", cfg.game] + (["-game-params", cfg.game_params] if cfg.game_params else [])
+    if cfg.exit_rollouts:  # the table's own values, any game: no worlds
         who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
         who += ["-rollout-worlds", str(cfg.rollout_worlds)] if cfg.rollout_worlds else []
+    elif cfg.game != DEFAULT_GAME:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
+        who += ["-teacher", _teacher(cfg, prev)]
     # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
     worlds = ["-worlds", str(cfg.teach_worlds)] if (cfg.teach_worlds or cfg.game == DEFAULT_GAME) and not cfg.exit_rollouts else []
     cmd = [str(dgteach), *who, "-table", ",".join(table), "-policies", str(pol_dir),

@@ -479,7 +479,6 @@ PRESETS["duel-expert-rollout"] = dict(
     label_seats="0",
     exit_games=1000,
     exit_window=2,
-    lr=1e-4,
     tau=2.0,  # one of the four games won instead of lost (+1 in the mean) is half a logit on the prior
     q_mse=0.0,
 )
