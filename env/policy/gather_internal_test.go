@@ -46,6 +46,15 @@ func pbIndices(name string, idx []int64, int32s bool) []byte {
 	return pbBytes(b, tensorRaw, raw)
 }
 
+// normals is n draws of a standard normal.
+func normals(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
 // gatherModel is obs -> [Gather(obs, in, axis)] -> MatMul(w) -> Relu ->
 // MatMul(out) -> [Gather(., back, 1)] -> logits, with the parity model's
 // metadata (4 players, D = 874): the network w, out on a renamed view of
@@ -60,14 +69,7 @@ func gatherModel(tb testing.TB, in, back []int64, axis int64, int32s bool, node 
 	require.NoError(tb, err)
 	const d, width = 874, 32
 	rng := rand.New(rand.NewPCG(3, 4))
-	w := make([]float32, d*width)
-	for i := range w {
-		w[i] = float32(rng.NormFloat64())
-	}
-	out := make([]float32, width*90)
-	for i := range out {
-		out[i] = float32(rng.NormFloat64())
-	}
+	w, out := normals(rng, d*width), normals(rng, width*90)
 	var g []byte
 	x := "obs"
 	if in != nil {

@@ -4,7 +4,8 @@
 // Why a small interpreter of our own rather than onnxruntime or a general Go
 // ONNX library: the exported policies are multilayer perceptrons (Gemm or
 // MatMul, Add, Mul, Relu, Tanh; Gather for the views of a colour-averaged
-// policy), which a few hundred lines run exactly and fast, `go build` stays
+// policy; Greater and Where to play one policy on leads and another on
+// later cards), which a few hundred lines run exactly and fast, `go build` stays
 // free of cgo and shared libraries, and anything outside that set is
 // refused with an error naming it instead of being half-supported.
 // Observations are mostly zeros (a hand, a trick and prize piles over 90
@@ -18,7 +19,13 @@
 //     "dgenv.obs_size", "dgenv.num_actions"; optionally
 //     "dgenv.description" and "dgenv.logit_scale" (Meta.LogitScale);
 //   - float32 initializers, except Gather's indices (1-D int32 or int64,
-//     axis 1); an initializer several nodes use is compiled once.
+//     axis 1); an initializer several nodes use is compiled once;
+//   - a Greater compares a value with a float32 constant, and only a
+//     Where's condition reads its result; a Where whose condition is one
+//     value a row computes only the branch it takes (forward).
+//
+// A forward pass computes the values the logits need, from the logits
+// back, each once: a node nothing needs is never run.
 //
 // The package does no I/O: callers hand it bytes or an fs.FS.
 package policy

@@ -59,6 +59,9 @@ type step struct {
 	c []float32
 	// For Gather: out[j] = in[idx[j]].
 	idx []int32
+	// For Where: the condition's slot (a Greater's 0/1 result), else -1;
+	// in and in2 are then the values taken where it is true and false.
+	cond int
 }
 
 // Policy is a loaded, validated model. It is safe for concurrent use.
@@ -71,7 +74,19 @@ type Policy struct {
 	widths  []int // per value slot, the row width
 	offs    []int // per value slot, its offset in the scratch buffer
 	outSlot int
-	scratch sync.Pool // *[]float32 buffers for single-row inference
+	// prod is, per value slot, the step that computes it (-1 for obs): a
+	// forward pass computes the values the logits need, from the logits
+	// back, so a Where whose condition is one value per row computes only
+	// the branch it takes.
+	prod    []int
+	scratch sync.Pool // *evalBuf buffers for single-row inference
+}
+
+// evalBuf is one forward pass's working memory: every value slot's row,
+// and whether it is computed yet.
+type evalBuf struct {
+	vals []float32
+	done []bool
 }
 
 // Name is the name the policy was loaded under.
@@ -249,8 +264,9 @@ const (
 	MaxMultiplyAdds = 1 << 24
 )
 
-// compile turns the graph into a straight sequence of steps over value
-// slots, checking every op, shape, name and constant on the way, and the
+// compile turns the graph into steps over value slots, one a node, each
+// knowing the step that computes each of its inputs (forward runs them
+// from the logits back), checking every op, shape, name and constant on the way, and the
 // graph's size against MaxNodes, MaxScratch and MaxMultiplyAdds.
 func (p *Policy) compile(m *rawModel) error {
 	d := p.meta.ObsSize
@@ -279,6 +295,8 @@ func (p *Policy) compile(m *rawModel) error {
 	shared := map[sharedWeight][]float32{}
 	slots := map[string]int{"obs": 0}
 	p.widths = []int{d}
+	p.prod = []int{-1}
+	isBool := []bool{false} // per slot: a Greater's 0/1 result, which only a Where's condition reads
 	newSlot := func(name string, width int) (int, error) {
 		if _, dup := slots[name]; dup {
 			return 0, bad("value %q is produced twice", name)
@@ -308,8 +326,14 @@ func (p *Policy) compile(m *rawModel) error {
 		if err != nil {
 			return err
 		}
+		if isBool[in] != (n.op == "Where") {
+			if n.op == "Where" {
+				return bad("node %d (Where): condition %q must be a Greater's result", i, n.inputs[0])
+			}
+			return bad("node %d (%s): input %q is a Greater's result (true/false): only a Where's condition may be", i, n.op, n.inputs[0])
+		}
 		w := p.widths[in]
-		st := step{op: n.op, in: in, in2: -1}
+		st := step{op: n.op, in: in, in2: -1, cond: -1}
 		switch n.op {
 		case "Relu", "Tanh", "Identity":
 			st.n = w
@@ -394,6 +418,9 @@ func (p *Policy) compile(m *rawModel) error {
 				if err != nil {
 					return err
 				}
+				if isBool[in2] {
+					return bad("node %d (%s): input %q is a Greater's result (true/false): only a Where's condition may be", i, n.op, n.inputs[1])
+				}
 				if p.widths[in2] != w {
 					return bad("node %d (%s): widths %d and %d differ", i, n.op, w, p.widths[in2])
 				}
@@ -424,8 +451,43 @@ func (p *Policy) compile(m *rawModel) error {
 				}
 				st.idx[j] = int32(v)
 			}
+		case "Greater":
+			if len(n.inputs) != 2 {
+				return bad("node %d (Greater): want two inputs", i)
+			}
+			ct, ok := m.inits[n.inputs[1]]
+			if !ok || ct.isInt {
+				return bad("node %d (Greater): threshold %q must be a float32 constant", i, n.inputs[1])
+			}
+			c, err := rowVector(ct, w)
+			if err != nil {
+				return bad("node %d (Greater): threshold: %v", i, err)
+			}
+			st.n, st.c = w, c
+		case "Where":
+			if len(n.inputs) != 3 {
+				return bad("node %d (Where): want three inputs (condition, then, else)", i)
+			}
+			st.cond = in
+			for j, dst := range []*int{&st.in, &st.in2} {
+				s, err := dataInput(j + 1)
+				if err != nil {
+					return err
+				}
+				if isBool[s] {
+					return bad("node %d (Where): input %q is a Greater's result (true/false): only a Where's condition may be", i, n.inputs[j+1])
+				}
+				*dst = s
+			}
+			st.n = p.widths[st.in]
+			if p.widths[st.in2] != st.n {
+				return bad("node %d (Where): widths %d and %d differ", i, st.n, p.widths[st.in2])
+			}
+			if w != 1 && w != st.n {
+				return bad("node %d (Where): a condition of width %d for values of width %d (want 1 or %d)", i, w, st.n, st.n)
+			}
 		default:
-			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity, Gather)", i, n.op)
+			return bad("node %d: operator %q is not supported (supported: Gemm, MatMul, Add, Mul, Relu, Tanh, Identity, Gather, Greater, Where)", i, n.op)
 		}
 		if scratch += st.n; scratch > MaxScratch {
 			return bad("node %d (%s): the graph's values need over %d floats a row (at most %d)", i, n.op, scratch, MaxScratch)
@@ -438,11 +500,16 @@ func (p *Policy) compile(m *rawModel) error {
 		if st.out, err = newSlot(n.outputs[0], st.n); err != nil {
 			return err
 		}
+		isBool = append(isBool, n.op == "Greater")
+		p.prod = append(p.prod, len(p.steps))
 		p.steps = append(p.steps, st)
 	}
 	out, ok := slots["logits"]
 	if !ok {
 		return bad("no node produces \"logits\"")
+	}
+	if isBool[out] {
+		return bad("the logits are a Greater's result (true/false), not numbers")
 	}
 	if p.widths[out] != p.meta.NumActions {
 		return bad("logits have width %d, want %d (the game's actions)", p.widths[out], p.meta.NumActions)
@@ -519,14 +586,14 @@ func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error
 	if len(out) != batch*na {
 		return fmt.Errorf("policy %q: output has %d values, want %d", p.name, len(out), batch*na)
 	}
-	bufp := p.getScratch()
-	defer p.scratch.Put(bufp)
+	buf := p.getScratch()
+	defer p.scratch.Put(buf)
 	for b := range batch {
-		in := (*bufp)[:d]
+		in := buf.vals[:d]
 		for i, v := range x[b*d : (b+1)*d] {
 			in[i] = float32(v)
 		}
-		p.forward(out[b*na:(b+1)*na], *bufp)
+		p.forward(out[b*na:(b+1)*na], buf)
 		if err := p.checkFinite(out[b*na:(b+1)*na], b); err != nil {
 			return err
 		}
@@ -534,69 +601,116 @@ func logits[T uint8 | float32](p *Policy, x []T, batch int, out []float32) error
 	return nil
 }
 
-func (p *Policy) getScratch() *[]float32 {
+func (p *Policy) getScratch() *evalBuf {
 	if v := p.scratch.Get(); v != nil {
-		return v.(*[]float32)
+		return v.(*evalBuf)
 	}
 	total := 0
 	for _, w := range p.widths {
 		total += w
 	}
-	buf := make([]float32, total)
-	return &buf
+	return &evalBuf{vals: make([]float32, total), done: make([]bool, len(p.widths))}
 }
 
 // forward evaluates one observation row, already written as floats to the
-// first slot of scratch (which holds every value slot).
-func (p *Policy) forward(out []float32, scratch []float32) {
-	slot := func(i int) []float32 { return scratch[p.offs[i] : p.offs[i]+p.widths[i]] }
-	for i := range p.steps {
-		st := &p.steps[i]
-		src, dst := slot(st.in), slot(st.out)
-		switch st.op {
-		case "Relu":
-			for j, v := range src {
-				dst[j] = max(v, 0)
+// first slot of buf.vals, into out.
+func (p *Policy) forward(out []float32, buf *evalBuf) {
+	clear(buf.done)
+	buf.done[0] = true
+	p.compute(p.outSlot, buf)
+	copy(out, p.slot(buf, p.outSlot))
+}
+
+func (p *Policy) slot(buf *evalBuf, i int) []float32 {
+	return buf.vals[p.offs[i] : p.offs[i]+p.widths[i]]
+}
+
+// compute computes value slot i of buf and what it needs, once. A Where
+// whose condition is one value computes only the branch the condition
+// takes; a step no computed value needs is never run.
+func (p *Policy) compute(i int, buf *evalBuf) {
+	if buf.done[i] {
+		return
+	}
+	buf.done[i] = true
+	st := &p.steps[p.prod[i]]
+	dst := p.slot(buf, st.out)
+	if st.op == "Where" {
+		p.compute(st.cond, buf)
+		cond := p.slot(buf, st.cond)
+		if len(cond) == 1 {
+			from := st.in2
+			if cond[0] != 0 {
+				from = st.in
 			}
-		case "Tanh":
-			for j, v := range src {
-				dst[j] = float32(math.Tanh(float64(v)))
-			}
-		case "Identity":
-			copy(dst, src)
-		case "Gather":
-			for j, k := range st.idx {
-				dst[j] = src[k]
-			}
-		case "MatMul", "Gemm":
-			if st.bias != nil {
-				copy(dst, st.bias)
+			p.compute(from, buf)
+			copy(dst, p.slot(buf, from))
+			return
+		}
+		p.compute(st.in, buf)
+		p.compute(st.in2, buf)
+		x, y := p.slot(buf, st.in), p.slot(buf, st.in2)
+		for j, c := range cond {
+			if c != 0 {
+				dst[j] = x[j]
 			} else {
-				clear(dst)
+				dst[j] = y[j]
 			}
-			for r, a := range src {
-				if a == 0 {
-					continue
-				}
-				axpy(a, st.w[r*st.n:(r+1)*st.n], dst)
+		}
+		return
+	}
+	p.compute(st.in, buf)
+	src := p.slot(buf, st.in)
+	switch st.op {
+	case "Relu":
+		for j, v := range src {
+			dst[j] = max(v, 0)
+		}
+	case "Tanh":
+		for j, v := range src {
+			dst[j] = float32(math.Tanh(float64(v)))
+		}
+	case "Identity":
+		copy(dst, src)
+	case "Gather":
+		for j, k := range st.idx {
+			dst[j] = src[k]
+		}
+	case "Greater":
+		for j, v := range src {
+			dst[j] = 0
+			if v > st.c[j] {
+				dst[j] = 1
 			}
-		case "Add", "Mul":
-			other := st.c
-			if st.in2 >= 0 {
-				other = slot(st.in2)
+		}
+	case "MatMul", "Gemm":
+		if st.bias != nil {
+			copy(dst, st.bias)
+		} else {
+			clear(dst)
+		}
+		for r, a := range src {
+			if a == 0 {
+				continue
 			}
-			if st.op == "Add" {
-				for j, v := range src {
-					dst[j] = v + other[j]
-				}
-			} else {
-				for j, v := range src {
-					dst[j] = v * other[j]
-				}
+			axpy(a, st.w[r*st.n:(r+1)*st.n], dst)
+		}
+	case "Add", "Mul":
+		other := st.c
+		if st.in2 >= 0 {
+			p.compute(st.in2, buf)
+			other = p.slot(buf, st.in2)
+		}
+		if st.op == "Add" {
+			for j, v := range src {
+				dst[j] = v + other[j]
+			}
+		} else {
+			for j, v := range src {
+				dst[j] = v * other[j]
 			}
 		}
 	}
-	copy(out, slot(p.outSlot))
 }
 
 // Choose picks an action from one row of logits and a 0/1 mask of the
@@ -675,13 +789,13 @@ func resize[T any](s []T, n int) []T {
 // stepping into an error of that step (env.PanicError; the server
 // deletes the session and answers 500), and the arena into a failed match.
 func (p *Policy) forwardObs(obsRow []uint8, logits []float32) {
-	bufp := p.getScratch()
-	in := (*bufp)[:p.meta.ObsSize]
+	buf := p.getScratch()
+	in := buf.vals[:p.meta.ObsSize]
 	for i, v := range obsRow {
 		in[i] = float32(v)
 	}
-	p.forward(logits, *bufp)
-	p.scratch.Put(bufp)
+	p.forward(logits, buf)
+	p.scratch.Put(buf)
 	if err := p.checkFinite(logits, 0); err != nil {
 		panic(err)
 	}

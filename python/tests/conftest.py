@@ -62,3 +62,16 @@ def random_positions(players: int, n: int, steps: int, seed: int, rng_seed: int)
             b = env.step(random_legal(b.mask, rng))
         env.close()
     return spec, np.concatenate(obs), np.concatenate(mask)
+
+
+def served_act(pdir, name: str, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(logits [n, 90], actions [n])`` of the policy ``name`` of the directory ``pdir``, as a
+    server started on it answers ``POST /v1/policies/<name>/act`` for card-game positions."""
+    from dgenv import _wire
+
+    with dgenv.serve(args=["--policies", str(pdir)]) as srv:
+        ans = srv._request("POST", f"/v1/policies/{name}/act",
+                           {"obs": _wire.encode_tensor(np.ascontiguousarray(obs.astype(np.uint8))),
+                            "mask": _wire.encode_tensor(np.ascontiguousarray(mask.view(np.uint8))), "logits": True})
+    logits = _wire.decode_tensor(ans["logits"]).astype(np.float32).reshape(len(obs), 90)
+    return logits, np.asarray(_wire.decode_tensor(ans["actions"])).reshape(-1)

@@ -16,11 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dgenv
-from dgenv import _wire
 from dgenv import policy as pol
 
-from conftest import random_positions
+from conftest import random_positions, served_act
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERT_P4 = REPO / "policies" / "expert-p4.onnx"
@@ -56,13 +54,8 @@ def test_served_by_the_go_runtime(tmp_path):
     pdir.mkdir()
     pol.save_onnx(pol.colour_average(EXPERT_P4, 5), pdir / "c5.onnx")
     obs, mask = _positions(n=32, steps=12)
-    with dgenv.serve(args=["--policies", str(pdir)]) as srv:
-        ans = srv._request("POST", "/v1/policies/c5/act",
-                           {"obs": _wire.encode_tensor(np.ascontiguousarray(obs.astype(np.uint8))),
-                            "mask": _wire.encode_tensor(np.ascontiguousarray(mask.view(np.uint8))), "logits": True})
-    got = _wire.decode_tensor(ans["logits"]).astype(np.float32).reshape(len(obs), 90)
+    got, acts = served_act(pdir, "c5", obs, mask)
     np.testing.assert_allclose(got, pol.onnx_forward(pdir / "c5.onnx", obs), rtol=0, atol=1e-4)
-    acts = np.asarray(_wire.decode_tensor(ans["actions"])).reshape(-1)
     assert mask[np.arange(len(acts)), acts].all()
 
 

@@ -12,6 +12,12 @@ logits' size when it exceeds 1).
 
 ``--colour-average K`` reads a card-game policy file instead and writes it
 averaged over K colour renamings (:func:`dgenv.policy.colour_average`).
+
+``--later LATER.onnx`` reads a card-game policy file (the leads' policy)
+instead and writes one graph that plays it where the observer leads a trick
+and ``LATER.onnx`` on its later cards (:func:`dgenv.policy.split_lead`)::
+
+    python -m dgenv.export --later policies/mine-later.onnx policies/mine-c3.onnx policies/mine-split.onnx
 """
 
 from __future__ import annotations
@@ -89,16 +95,27 @@ def export_checkpoint(checkpoint: Union[str, Path], out: Union[str, Path], descr
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """CLI entry point."""
     p = argparse.ArgumentParser(prog="python -m dgenv.export", description="checkpoint.pt -> policy-v1 ONNX")
-    p.add_argument("checkpoint", help="a checkpoint (.pt), or with --colour-average a card-game policy file (.onnx)")
+    p.add_argument("checkpoint", help="a checkpoint (.pt), or with --colour-average or --later a card-game policy file (.onnx)")
     p.add_argument("out")
     p.add_argument("--description", default="")
     p.add_argument("--no-verify", action="store_true", help="skip the torch vs numpy check")
     p.add_argument("--colour-average", type=int, default=0, metavar="K",
                    help="read a policy file and write it averaged over K (2 to 5) colour renamings: K forward passes a decision")
+    p.add_argument("--later", default="", metavar="LATER.onnx",
+                   help="read a card-game policy file and write one graph that plays it on the observer's leads and LATER.onnx on its later cards")
     a = p.parse_args(argv)
     from .policy import read_meta
 
-    if a.colour_average:
+    if a.colour_average and a.later:
+        p.error("--colour-average and --later: one at a time (average each file first)")
+    if a.later:
+        from .policy import save_onnx, split_lead
+
+        try:
+            path = save_onnx(split_lead(a.checkpoint, a.later, a.description), a.out)
+        except (ValueError, OSError, ImportError) as e:
+            p.error(str(e))
+    elif a.colour_average:
         from .policy import colour_average, save_onnx
 
         if not 2 <= a.colour_average <= 5:

@@ -13,11 +13,14 @@ The format, exactly:
 * one graph output ``"logits"``: float32 ``[batch, A]`` (A the game's actions), unmasked (the consumer
   sets illegal actions to -inf before argmax / softmax);
 * nodes only from ``Gemm`` (alpha, beta, transA=0, transB 0 or 1), ``MatMul``,
-  ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity`` and ``Gather`` (axis 1,
+  ``Add``, ``Mul``, ``Relu``, ``Tanh``, ``Identity``, ``Gather`` (axis 1,
   constant int32/int64 indices: a row's columns in a new order, as
   :func:`colour_average` writes, or repeated, as a card head's export
-  writes: :class:`CardHeadArrays`); weights are float32 initializers, and an
-  initializer used by several nodes is one weight;
+  writes: :class:`CardHeadArrays`), and ``Greater`` (of a value and a float32
+  constant) read only as the condition of a ``Where`` (one policy's logits
+  or another's, as :func:`split_lead` writes; the Go runtime computes only
+  the branch a one-column condition takes); weights are float32
+  initializers, and an initializer used by several nodes is one weight;
 * ``metadata_props``: ``dgenv.format = "policy-v1"``, ``dgenv.game`` (JSON
   ``{"name", ...parameters}`` as a session's ``game`` takes it, e.g.
   ``{"name": "duel", "max_rounds": 100}``; without ``"name"``, the card game:
@@ -60,13 +63,14 @@ __all__ = [
     "colour_permutations",
     "colour_views",
     "colour_average",
+    "split_lead",
     "OnnxPolicy",
     "masked_argmax",
 ]
 
 FORMAT = "policy-v1"
 NUM_ACTIONS = 90
-ALLOWED_OPS = frozenset({"Gemm", "MatMul", "Add", "Mul", "Relu", "Tanh", "Identity", "Gather"})
+ALLOWED_OPS = frozenset({"Gemm", "MatMul", "Add", "Mul", "Relu", "Tanh", "Identity", "Gather", "Greater", "Where"})
 OPSET = 13
 IR_VERSION = 8
 
@@ -422,6 +426,9 @@ def check_policy(path_or_model: Any) -> PolicyMeta:
                 raise ValueError(f"initializer {t.name}: Gather's indices must be a 1-D int32 or int64 tensor")
         elif t.data_type != TensorProto.FLOAT:
             raise ValueError(f"initializer {t.name}: not float32")
+    conditions = {n.output[0] for n in g.node if n.op_type == "Greater"}
+    if "logits" in conditions:
+        raise ValueError("the logits are a Greater's result (true/false), not numbers")
     for n in g.node:
         if n.op_type not in ALLOWED_OPS or n.domain not in ("", "ai.onnx"):
             raise ValueError(f"node {n.name or n.op_type}: op {n.domain + '.' if n.domain else ''}{n.op_type} is not allowed")
@@ -431,6 +438,12 @@ def check_policy(path_or_model: Any) -> PolicyMeta:
                 raise ValueError(f"node {n.name or 'Gather'}: Gather must take constant indices on axis 1")
             if any(n.input[1] == m.input[0] for m in g.node):
                 raise ValueError(f"node {n.name or 'Gather'}: indices {n.input[1]} are used as data elsewhere")
+        if n.op_type == "Greater" and (len(n.input) != 2 or n.input[1] not in init_names):
+            raise ValueError(f"node {n.name or 'Greater'}: Greater must compare a value with a float32 constant")
+        if n.op_type == "Where" and (len(n.input) != 3 or n.input[0] not in conditions):
+            raise ValueError(f"node {n.name or 'Where'}: Where's condition must be a Greater's result")
+        if n.op_type != "Where" and any(i in conditions for i in n.input):
+            raise ValueError(f"node {n.name or n.op_type}: a Greater's result is read as a number (only a Where's condition may read it)")
         if n.op_type == "Gemm":
             a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
             if a.get("transA", 0) != 0 or a.get("transB", 0) not in (0, 1):
@@ -494,6 +507,11 @@ def onnx_forward(path_or_model: Any, obs: np.ndarray) -> np.ndarray:
             y = ins[0]
         elif op == "Gather":
             y = np.take(ins[0], ins[1].astype(np.int64), axis=a["axis"].i if "axis" in a else 0)
+        elif op == "Greater":
+            vals[n.output[0]] = ins[0] > ins[1]
+            continue
+        elif op == "Where":
+            y = np.where(ins[0], ins[1], ins[2])
         else:
             raise ValueError(f"op {op} is not in the policy-v1 set")
         vals[n.output[0]] = np.asarray(y, dtype=np.float32)
@@ -552,6 +570,21 @@ def colour_views(sections: Sequence[Mapping[str, Any]], size: int, views: int) -
     return np.stack([obs_idx[k] for k in ks]), np.stack([np.argsort(act_idx[k]) for k in ks])
 
 
+def _card_policy(src: Any, what: str, not_card: str) -> tuple[Any, PolicyMeta]:
+    """A card-game policy model and its checked metadata; ValueError (``not_card``
+    with ``{game}`` filled) for another game's, and for a file that is not ONNX."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        m = load_onnx(src)
+    except DecodeError as e:
+        raise ValueError(f"{src if isinstance(src, (str, Path)) else what}: not an ONNX file ({e})") from e
+    meta = check_policy(m)
+    if meta.game != DEFAULT_GAME:
+        raise ValueError(not_card.format(game=meta.game))
+    return m, meta
+
+
 def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     """A card-game policy averaged over colour renamings, still one bare network.
 
@@ -578,15 +611,7 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
 
     if not 1 <= renamings <= 5:
         raise ValueError(f"renamings {renamings}: want 1 to 5 (the cyclic shifts of the 5 colours)")
-    from google.protobuf.message import DecodeError
-
-    try:
-        m = load_onnx(path_or_model)
-    except DecodeError as e:
-        raise ValueError(f"{path_or_model if isinstance(path_or_model, (str, Path)) else 'the model'}: not an ONNX file ({e})") from e
-    meta = check_policy(m)
-    if meta.game != DEFAULT_GAME:
-        raise ValueError(f"colour_average: a {meta.game} policy; only the card game's colours are symmetric")
+    m, meta = _card_policy(path_or_model, "the model", "colour_average: a {game} policy; only the card game's colours are symmetric")
     if any(n.op_type == "Gather" and n.input[0] == "obs" for n in m.graph.node):
         raise ValueError("colour_average: the policy is already averaged (it has Gather nodes on the observation)")
     obs_idx, back_idx = colour_views(meta.obs_layout, meta.obs_size, renamings)
@@ -649,6 +674,90 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     onnx.checker.check_model(out_model)
     check_policy(out_model)
     return out_model
+
+
+def split_lead(lead: Any, later: Any, description: str = "") -> Any:
+    """One card-game policy graph that plays ``lead`` where the observer leads a trick and ``later`` elsewhere.
+
+    The graph holds both policies' nodes under one input and a ``Where`` on
+    the observation's ``trick_position`` (its first column: the observer
+    leads): ``logits = Where(obs[:, leads] > 0.5, lead's logits, later's
+    logits)``. The Go runtime computes only the branch a decision takes, so a
+    decision costs one of the two policies' passes (docs/benchmarks.md);
+    numpy's :func:`onnx_forward` and any ONNX runtime compute both and pick.
+
+    Args:
+        lead, later: card-game policy files, their bytes, or models, of the same
+            game and observation layout (either may be colour-averaged).
+        description: the result's ``dgenv.description`` (default: names both).
+
+    Returns:
+        the checked ``onnx.ModelProto`` (save it with :func:`save_onnx`);
+        its metadata is ``lead``'s, its ``dgenv.logit_scale`` too.
+    """
+    onnx = _onnx()
+    from onnx import helper, numpy_helper
+
+    models = [_card_policy(src, f"the {what} model", f"split_lead: the {what} policy is a {{game}} policy; only the card game has tricks")
+              for what, src in (("lead", lead), ("later", later))]
+    (ml, a), (mf, b) = models
+    for field_ in ("game", "players", "deals", "first_dealer", "obs_size", "num_actions", "obs_layout"):
+        if getattr(a, field_) != getattr(b, field_):
+            raise ValueError(f"split_lead: the two policies differ in {field_}: {getattr(a, field_)} and {getattr(b, field_)}")
+    sec = next((s for s in a.obs_layout if s["name"] == "trick_position"), None)
+    if sec is None:
+        raise ValueError("split_lead: the observation has no trick_position section")
+    taken = {t.name for m, _ in models for t in m.graph.initializer} | {o for m, _ in models for n in m.graph.node for o in n.output} | {"obs"}
+
+    def fresh(name: str) -> str:
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+
+    def renamed(m: Any, prefix: str) -> tuple[list[Any], list[Any], str]:
+        names = {t.name for t in m.graph.initializer} | {o for n in m.graph.node for o in n.output}
+        ren = {x: fresh(prefix + x) for x in sorted(names)}
+        ren["obs"] = "obs"
+        inits = []
+        for t in m.graph.initializer:
+            t2 = onnx.TensorProto()
+            t2.CopyFrom(t)
+            t2.name = ren[t.name]
+            inits.append(t2)
+        nodes = []
+        for n in m.graph.node:
+            n2 = onnx.NodeProto()
+            n2.CopyFrom(n)
+            n2.name = ""
+            del n2.input[:]
+            n2.input.extend([ren[x] if x else x for x in n.input])
+            del n2.output[:]
+            n2.output.extend([ren[x] for x in n.output])
+            nodes.append(n2)
+        return nodes, inits, ren["logits"]
+
+    lead_nodes, lead_inits, lead_logits = renamed(ml, "lead_")
+    later_nodes, later_inits, later_logits = renamed(mf, "later_")
+    col, half, col_v, cond = fresh("leads_column"), fresh("half"), fresh("leads_value"), fresh("leads")
+    extra_inits = [numpy_helper.from_array(np.array([int(sec["offset"])], np.int64), col),
+                   numpy_helper.from_array(np.array([0.5], np.float32), half)]
+    nodes = [helper.make_node("Gather", ["obs", col], [col_v], axis=1),
+             helper.make_node("Greater", [col_v, half], [cond])]
+    nodes += lead_nodes + later_nodes
+    nodes.append(helper.make_node("Where", [cond, lead_logits, later_logits], ["logits"]))
+    graph = helper.make_graph(nodes, "policy", list(ml.graph.input), list(ml.graph.output), lead_inits + later_inits + extra_inits)
+    opset = max(13, max(o.version for o in ml.opset_import if o.domain in ("", "ai.onnx")))
+    out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ml.ir_version)
+    props = {p.key: p.value for p in ml.metadata_props}
+    def named(src: Any, what: str) -> str:
+        return Path(src).name if isinstance(src, (str, Path)) else f"the {what} policy"
+    props["dgenv.description"] = description or f"{named(lead, 'lead')} on leads, {named(later, 'later')} on later cards (dgenv.policy.split_lead)"
+    for key, v in props.items():
+        out.metadata_props.append(onnx.StringStringEntryProto(key=key, value=v))
+    onnx.checker.check_model(out)
+    check_policy(out)
+    return out
 
 
 def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
