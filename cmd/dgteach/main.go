@@ -22,6 +22,8 @@
 //	ret    float32 [n]      the acting seat's reward less the others' mean at the next change
 //	                        of the returns (the card game: the deal's points, at its end)
 //	seat   uint8   [n]      the acting seat (0..P-1)
+//	valued uint8   [n, A]   with -rollout-top only: 1 where q is a value (q is 0 on the
+//	                        legal actions not valued)
 //
 // -teacher rollout labels with the table's own values instead (rollout.go):
 // each legal action played in the true state, then the deal finished by the
@@ -30,6 +32,14 @@
 //
 //	dgteach -players 4 -table policy:expert,search,heuristic,random -policies policies \
 //	    -teacher rollout -rollout-table policy:expert,policy:expert,heuristic,random -label-seats 0 -out runs/ro
+//
+// -rollout-sampled plays out from worlds drawn from what the acting seat
+// knows instead of the true state, and -rollout-top K -rollout-policy NAME
+// values only the K legal actions NAME ranks highest (rollout.go):
+//
+//	dgteach -players 3 -table policy:expert-p3-c3,search,heuristic -policies policies -orders 2 \
+//	    -teacher rollout -rollout-sampled -rollouts 16 -rollout-top 2 -rollout-policy expert-p3-c3 \
+//	    -rollout-table policy:expert-p3,policy:expert-p3,heuristic -label-seats 0 -eps 0 -out runs/top2
 //
 // -label-seats labels only the decisions of some table positions (the
 // others are played, not recorded). Game k rotates the table by k seats, so
@@ -95,6 +105,9 @@ type config struct {
 	rolloutTable, labelSeats                                 string // -rollout-table, -label-seats as given
 	labelAt                                                  []bool // table positions whose decisions are labelled
 	orders                                                   int    // -orders: 1, or 2 (the reversed order too)
+	rolloutSampled                                           bool   // -rollout-sampled
+	rolloutTop                                               int    // -rollout-top
+	rolloutPolicy                                            string // -rollout-policy
 }
 
 // position is the table position that plays seat in game k of p seats: the
@@ -136,6 +149,9 @@ func run(args []string, stderr io.Writer) int {
 	fs.IntVar(&c.rollouts, "rollouts", 4, "-teacher rollout: playouts of each legal action from the true state")
 	fs.StringVar(&c.rolloutTable, "rollout-table", "", "-teacher rollout: bot per seat in its playouts, as -table (default: the table)")
 	fs.IntVar(&c.rolloutWorlds, "rollout-worlds", 0, "-teacher rollout: worlds a decision of each rollout bot that samples worlds (env.Sampler: the search), a cheaper search in the playouts (0 = as registered)")
+	fs.BoolVar(&c.rolloutSampled, "rollout-sampled", false, "-teacher rollout: each playout from a world drawn from what the acting seat knows (its hidden hands dealt anew), the same worlds for every action, instead of the true state")
+	fs.IntVar(&c.rolloutTop, "rollout-top", 0, "-teacher rollout: value only the K legal actions -rollout-policy ranks highest (0 = every legal action); the others are written unvalued (the shards' valued array)")
+	fs.StringVar(&c.rolloutPolicy, "rollout-policy", "", "-teacher rollout: the policy (in -policies) whose logits rank the actions for -rollout-top")
 	fs.StringVar(&c.labelSeats, "label-seats", "", "table positions (before the rotation) whose decisions are labelled, comma-separated (default: all)")
 	fs.IntVar(&c.orders, "orders", 1, "1: every game plays -table's order, rotated; 2: games k mod 2P >= P play its reversed order, rotated (each position also followed by the others the other way round)")
 	if err := fs.Parse(args); err != nil {
@@ -211,7 +227,7 @@ func generate(c config, policies string, stderr io.Writer) error {
 		fn   shardFunc
 	)
 	if c.teacher == rolloutTeacher {
-		v, err := newRolloutValuer(c, reg, g)
+		v, err := newRolloutValuer(c, reg, g, loaded)
 		if err != nil {
 			return err
 		}
@@ -221,8 +237,8 @@ func generate(c config, policies string, stderr io.Writer) error {
 		}
 		return runShards(c, meta, fn, stderr)
 	}
-	if c.rolloutTable != "" || c.rolloutWorlds != 0 {
-		return fmt.Errorf("-rollout-table, -rollout-worlds: only with -teacher %s", rolloutTeacher)
+	if c.rolloutTable != "" || c.rolloutWorlds != 0 || c.rolloutSampled || c.rolloutTop != 0 || c.rolloutPolicy != "" {
+		return fmt.Errorf("-rollout-table, -rollout-worlds, -rollout-sampled, -rollout-top, -rollout-policy: only with -teacher %s", rolloutTeacher)
 	}
 	teacher, err := reg.NewBot(g, c.teacher)
 	if err != nil {
@@ -342,6 +358,12 @@ func prepareValues(c config, reg *env.Registry, g env.Game, teacher valuer, load
 		if c.rolloutWorlds > 0 {
 			meta["rollout_worlds"] = c.rolloutWorlds
 		}
+		if c.rolloutSampled {
+			meta["rollout_sampled"] = true
+		}
+		if c.rolloutTop > 0 {
+			meta["rollout_top"], meta["rollout_policy"] = c.rolloutTop, c.rolloutPolicy
+		}
 	}
 	return meta, func(i int) (int, error) { return shard(c, g, bots, teacher, prior, i) }, nil
 }
@@ -426,7 +448,9 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 		act, played []int16
 		ret         []float32
 		seats       []uint8
+		valuedB     []uint8 // with -rollout-top: 1 where the action was valued
 	)
+	partial := c.teacher == rolloutTeacher && c.rolloutTop > 0
 	o := make([]uint8, D)
 	m := make([]uint8, na)
 	legal := make([]int, 0, na)
@@ -485,10 +509,16 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 					obsB = append(obsB, o...)
 					maskB = append(maskB, m...)
 					row := make([]float32, na)
+					val := make([]uint8, na)
 					for j, x := range legal {
-						row[x] = float32(qv[j])
+						if !math.IsNaN(qv[j]) { // NaN: not valued (-rollout-top)
+							row[x], val[x] = float32(qv[j]), 1
+						}
 					}
 					qs = append(qs, row...)
+					if partial {
+						valuedB = append(valuedB, val...)
+					}
 					act = append(act, int16(choice))
 					seats = append(seats, uint8(seat))
 					ret = append(ret, 0)
@@ -530,7 +560,7 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 	}
 	n := len(act)
 	path := filepath.Join(c.out, fmt.Sprintf("shard-%05d.npz", i))
-	return n, writeNPZ(path, []array{
+	arrays := []array{
 		{"obs", "|u1", []int{n, D}, obsB},
 		{"mask", "|u1", []int{n, na}, maskB},
 		{"q", "<f4", []int{n, na}, f32Bytes(qs)},
@@ -538,5 +568,9 @@ func shard(c config, g env.Game, bots []env.Bot, teacher valuer, prior *policy.P
 		{"played", "<i2", []int{n}, i16Bytes(played)},
 		{"ret", "<f4", []int{n}, f32Bytes(ret)},
 		{"seat", "|u1", []int{n}, seats},
-	})
+	}
+	if partial {
+		arrays = append(arrays, array{"valued", "|u1", []int{n, na}, valuedB})
+	}
+	return n, writeNPZ(path, arrays)
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/davidgoliath/dgenv/env"
+	"github.com/davidgoliath/dgenv/env/policy"
 )
 
 // The table's own values (-teacher rollout): each legal action is valued in
@@ -28,6 +32,18 @@ import (
 // the other seats are modelled by what they are, not by the heuristic. The
 // price is one world a label: more labels must average its noise.
 
+//
+// -rollout-sampled starts each playout from a world drawn from what the
+// acting seat knows (env.Resampler: the hidden hands dealt anew) instead
+// of the true state, every action of a decision played in the same worlds:
+// values any player could compute, which differ from the true state's by
+// the worlds' noise rather than by what the seat cannot know.
+// -rollout-top K with -rollout-policy NAME values only the K legal actions
+// that policy ranks highest (its greedy order, the lowest id on ties):
+// the playouts then go where that policy would choose, K / legal of the
+// cost. The others get NaN from ActionValues and are written unvalued
+// (the shards' "valued" array).
+
 // rolloutValuer is the -teacher rollout teacher of one game (game: its
 // number k, which seats the table as shard does, by position).
 type rolloutValuer struct {
@@ -35,10 +51,14 @@ type rolloutValuer struct {
 	rollouts int
 	orders   int // -orders
 	game     int
+	sampled  bool           // -rollout-sampled: playouts from worlds resampled for the acting seat
+	top      int            // -rollout-top: actions valued (0 = every legal one)
+	ranker   *policy.Policy // -rollout-policy: whose logits rank them
 }
 
-// ActionValues implements valuer (not env.ActionValuer: it reads the
-// hidden hands, which is the point). s is left as it was.
+// ActionValues implements valuer (not env.ActionValuer: unless sampled, it
+// reads the hidden hands, which is the point). s is left as it was. With
+// top, the legal actions outside the ranker's top get NaN.
 func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst []float64) {
 	p := len(v.bots)
 	me := s.CurrentPlayer()
@@ -48,14 +68,27 @@ func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst 
 	for r := range seeds {
 		seeds[r] = rng.Uint64()
 	}
+	starts := make([]env.State, len(seeds)) // each playout's first state: s, or a world drawn for me
+	for r, seed := range seeds {
+		starts[r] = s
+		if v.sampled {
+			wr := env.NewRNG(seed, uint64(r)|1<<32)
+			starts[r] = s.(env.Resampler).ResampleWorld(me, &wr)
+		}
+	}
+	valued := v.ranked(s, me, legal)
 	var sim env.State
 	for j, a := range legal {
+		if !valued[j] {
+			dst[j] = math.NaN()
+			continue
+		}
 		sum := 0.0
 		for r, seed := range seeds {
 			if c, ok := sim.(env.Copier); ok {
-				c.CopyFrom(s)
+				c.CopyFrom(starts[r])
 			} else {
-				sim = s.Clone()
+				sim = starts[r].Clone()
 			}
 			sim.ApplyUnchecked(a)
 			rr := env.NewRNG(seed, uint64(r))
@@ -75,6 +108,35 @@ func (v rolloutValuer) ActionValues(s env.State, rng *env.RNG, legal []int, dst 
 		}
 		dst[j] = sum / float64(len(seeds))
 	}
+}
+
+// ranked reports, per legal action, whether it is valued: all of them, or
+// with top the top ranker's logits rank highest for seat me.
+func (v rolloutValuer) ranked(s env.State, me int, legal []int) []bool {
+	valued := make([]bool, len(legal))
+	if v.top == 0 || v.top >= len(legal) {
+		for j := range valued {
+			valued[j] = true
+		}
+		return valued
+	}
+	obs := make([]uint8, v.ranker.Meta().ObsSize)
+	logits := make([]float32, v.ranker.NumActions())
+	s.WriteObservation(obs, me)
+	if err := v.ranker.Logits(obs, 1, logits); err != nil {
+		panic(err) // non-finite logits: dgteach's shard turns a panic into the run's error
+	}
+	order := make([]int, len(legal))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(x, y int) int { // legal is in increasing id: stable keeps the lowest id first on ties
+		return cmp.Compare(logits[legal[y]], logits[legal[x]])
+	})
+	for _, j := range order[:v.top] {
+		valued[j] = true
+	}
+	return valued
 }
 
 func changed(before, after []float64) bool {
@@ -110,7 +172,7 @@ const rolloutTeacher = "rollout"
 
 // newRolloutValuer makes the -teacher rollout teacher: the bots of
 // -rollout-table (default the table) from the registry.
-func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, error) {
+func newRolloutValuer(c config, reg *env.Registry, g env.Game, loaded map[string]*policy.Policy) (rolloutValuer, error) {
 	if c.rollouts < 1 {
 		return rolloutValuer{}, fmt.Errorf("-rollouts %d: must be >= 1", c.rollouts)
 	}
@@ -143,5 +205,26 @@ func newRolloutValuer(c config, reg *env.Registry, g env.Game) (rolloutValuer, e
 	if c.rolloutWorlds > 0 && !sampled {
 		return rolloutValuer{}, fmt.Errorf("-rollout-worlds %d: no bot of %s %s samples worlds (env.Sampler, e.g. search)", c.rolloutWorlds, flag, strings.Join(names, ","))
 	}
-	return rolloutValuer{bots: bots, rollouts: c.rollouts, orders: c.orders}, nil
+	v := rolloutValuer{bots: bots, rollouts: c.rollouts, orders: c.orders, sampled: c.rolloutSampled, top: c.rolloutTop}
+	if c.rolloutSampled {
+		if _, ok := g.NewInitialState(0).(env.Resampler); !ok {
+			return rolloutValuer{}, fmt.Errorf("-rollout-sampled: the states of %s cannot be dealt anew (no env.Resampler)", g.Type().Name)
+		}
+	}
+	switch {
+	case c.rolloutTop < 0:
+		return rolloutValuer{}, fmt.Errorf("-rollout-top %d: must be >= 0 (0: every legal action)", c.rolloutTop)
+	case (c.rolloutTop > 0) != (c.rolloutPolicy != ""):
+		return rolloutValuer{}, fmt.Errorf("-rollout-top and -rollout-policy: give both (the policy ranks the actions valued) or neither")
+	case c.rolloutTop > 0:
+		r, ok := loaded[c.rolloutPolicy]
+		if !ok {
+			return rolloutValuer{}, fmt.Errorf("-rollout-policy %q: no such policy in -policies", c.rolloutPolicy)
+		}
+		if err := r.Check(g); err != nil {
+			return rolloutValuer{}, fmt.Errorf("-rollout-policy %s: %w", c.rolloutPolicy, err)
+		}
+		v.ranker = r
+	}
+	return v, nil
 }

@@ -144,19 +144,7 @@ func TestRolloutWorlds(t *testing.T) {
 	base := []string{"-players", "4", "-deals", "1", "-table", "heuristic,heuristic,heuristic,heuristic", "-teacher", "rollout",
 		"-rollout-table", "heuristic,search,heuristic,heuristic", "-rollouts", "1", "-label-seats", "0", "-eps", "0",
 		"-games", "1", "-shard-games", "1", "-workers", "1", "-seed", "5", "-quiet"}
-	label := func(extra ...string) (map[string][]byte, string) {
-		dir := t.TempDir()
-		var errb bytes.Buffer
-		if rc := run(append(append([]string{"-out", dir}, base...), extra...), &errb); rc != 0 {
-			t.Fatalf("%v: rc %d: %s", extra, rc, errb.String())
-		}
-		a, _ := readShard(t, filepath.Join(dir, "shard-00000.npz"))
-		meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a, string(meta)
-	}
+	label := func(extra ...string) (map[string][]byte, string) { return labelShard(t, base, extra...) }
 	def, defMeta := label()
 	w32, meta32 := label("-rollout-worlds", "32")
 	w1, _ := label("-rollout-worlds", "1")
@@ -187,4 +175,21 @@ func TestRolloutWorlds(t *testing.T) {
 			t.Errorf("%v: rc %d, stderr %q; want an error naming -rollout-worlds", args, rc, errb.String())
 		}
 	}
+}
+
+// labelShard runs dgteach with base and extra flags into a new directory
+// and returns its first shard's arrays and its meta.json.
+func labelShard(t *testing.T, base []string, extra ...string) (map[string][]byte, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var errb bytes.Buffer
+	if rc := run(append(append([]string{"-out", dir}, base...), extra...), &errb); rc != 0 {
+		t.Fatalf("%v: rc %d: %s", extra, rc, errb.String())
+	}
+	a, _ := readShard(t, filepath.Join(dir, "shard-00000.npz"))
+	meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, string(meta)
 }

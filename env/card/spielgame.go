@@ -106,6 +106,14 @@ func (s *SpielState) Clone() env.State {
 	return &c
 }
 
+// ResampleWorld implements env.Resampler: State.ResampleFromInfostate, as
+// a state of this game. The world has no seed that replays it.
+func (s *SpielState) ResampleWorld(player int, rng *env.RNG) env.State {
+	return &SpielState{S: s.S.ResampleFromInfostate(player, rng), g: s.g}
+}
+
+var _ env.Resampler = (*SpielState)(nil)
+
 // Seed implements env.Seeded for states made by NewInitialState: the
 // seed and the actions replay the game.
 func (s *SpielState) Seed() (uint64, bool) { return s.seed, s.seeded }

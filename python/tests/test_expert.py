@@ -391,7 +391,7 @@ def test_duel_expert_rollout_labels_the_networks_role_by_whole_games_of_the_tabl
             assert (z["q"].max(1) > z["q"].min(1)).any()
     c = config_from_args(["--preset", "duel-expert-rollout"])
     assert (c.game, c.exit_rollouts, c.label_seats, c.exit_prior, c.exit_start) == ("duel", 4, "0", True, "policies/duel.onnx")
-    with pytest.raises(ValueError, match="--rollout-table, --rollout-worlds: give --exit-rollouts"):
+    with pytest.raises(ValueError, match="--rollout-policy: give --exit-rollouts too"):
         run_expert(tiny_duel(tmp_path / "b", rollout_table="policy:{policy},search"))
     assert not (tmp_path / "b").exists()
 
@@ -516,7 +516,7 @@ def test_expert_rollout_labels_the_networks_seat_by_the_tables_own_values(tmp_pa
     c = config_from_args(["--preset", "expert-rollout"])
     assert (c.exit_rollouts, c.label_seats, c.exit_start, c.exit_warm, c.vf_coef) == (2, "0", "policies/expert-27.onnx", True, 0.0)
     for kw in (dict(rollout_table="heuristic,heuristic,heuristic,heuristic"), dict(rollout_worlds=8)):
-        with pytest.raises(ValueError, match="--rollout-table, --rollout-worlds: give --exit-rollouts"):
+        with pytest.raises(ValueError, match="--rollout-policy: give --exit-rollouts too"):
             run_expert(tiny(tmp_path / "b", **kw))
         assert not (tmp_path / "b").exists()
 
@@ -557,6 +557,52 @@ def test_expert_rollout_with_a_cheaper_search_in_its_seat(tmp_path):
     with pytest.raises(RuntimeError, match="-rollout-worlds 2: no bot"):  # dgteach refuses a table with no search
         run_expert(tiny(tmp_path / "c", exit_start="policies/imitate-search.onnx", exit_rollouts=1, deals=1,
                         rollout_table="policy:{policy},heuristic,heuristic,random", rollout_worlds=2))
+
+
+def test_expert_top_two_labels_in_sampled_worlds_fit_a_later_card_network(tmp_path):
+    # --rollout-sampled --rollout-top 2 --rollout-policy: dgteach values only the two cards the table's network ranks
+    # highest, in worlds drawn from what the seat knows; --exit-policies puts that network in the run's policies;
+    # the fit centres the two values (the other legal cards 0) and, with --exit-skip-leads, trains on no lead
+    from dgenv.expert import _load_window
+
+    repo = Path(__file__).resolve().parents[2]
+    cfg = tiny(tmp_path, players=3, deals=1, exit_start=str(repo / "policies" / "expert-p3.onnx"), exit_warm=True, exit_prior=True,
+               exit_policies=(str(repo / "policies" / "expert-p3-c3.onnx"),), teach_table="policy:expert-p3-c3,heuristic,heuristic",
+               exit_rollouts=2, rollout_sampled=True, rollout_top=2, rollout_policy="expert-p3-c3",
+               rollout_table="policy:{policy},policy:{policy},heuristic", label_seats="0", teach_eps=0.0, q_mse=0.0,
+               exit_skip_leads=True, exit_iterations=1, exit_games0=4, exit_eval="")
+    s = run_expert(cfg)
+    assert s["iterations"] == 1 and (tmp_path / "policies" / "expert-p3-c3.onnx").exists()
+    d = tmp_path / "data" / "iter-000"
+    meta = json.loads((d / "meta.json").read_text())
+    assert (meta["rollout_top"], meta["rollout_policy"], meta["rollout_sampled"]) == (2, "expert-p3-c3", True)
+    assert meta["rollout_table"] == ["policy:start", "policy:start", "heuristic"]
+    z = [np.load(f) for f in sorted(d.glob("shard-*.npz"))]
+    valued = np.concatenate([x["valued"] for x in z]).astype(bool)
+    obs = np.concatenate([x["obs"] for x in z])
+    assert (valued.sum(1) == 2).all()
+    o = {x["name"]: x["offset"] for x in meta["obs"]["sections"]}["trick_position"]
+    later = int((obs[:, o] == 0).sum())
+    assert 0 < later < len(obs)
+    train = json.loads((tmp_path / "iter-000" / "train.json").read_text())
+    assert train["records"] + train["held_out"] == later
+    _, tr, va = _load_window(cfg, tmp_path, 0)
+    q = torch.cat([tr["q"], va["q"]])
+    assert (torch.cat([tr["obs"], va["obs"]])[:, o] == 0).all()
+    assert ((q != 0).sum(1) <= 2).all() and q.sum(1).abs().max() < 1e-4  # the two values centred, 0 elsewhere
+    for kw, why in [(dict(rollout_top=2), "give both"), (dict(rollout_policy="x"), "give both"),
+                    (dict(rollout_top=2, rollout_policy="x", q_mse=0.05), "need every legal card's value"),
+                    (dict(exit_policies=("policies/nosuch.onnx",)), "no such policy file"),
+                    (dict(rollout_sampled=True, exit_rollouts=0), "give --exit-rollouts too")]:
+        with pytest.raises(ValueError, match=why):
+            run_expert(tiny(tmp_path / "bad", **{"exit_rollouts": 1, "q_mse": 0.0, **kw}))
+    assert not (tmp_path / "bad").exists()  # refused before anything is written
+    c = config_from_args(["--preset", "expert-p3-later"])
+    assert (c.players, c.exit_start, c.exit_policies, c.teach_table, c.rollout_table) == (
+        3, "policies/expert-p3.onnx", ("policies/expert-p3-c3.onnx",), "policy:expert-p3-c3,search,heuristic",
+        "policy:{policy},policy:{policy},heuristic")
+    assert (c.exit_rollouts, c.rollout_sampled, c.rollout_top, c.rollout_policy, c.exit_skip_leads, c.q_mse, c.tau) == (
+        16, True, 2, "expert-p3-c3", True, 0.0, 1.0)
 
 
 def test_an_averaged_prior_is_fitted_on_and_bad_views_are_refused(tmp_path):

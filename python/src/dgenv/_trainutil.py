@@ -269,7 +269,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
 
     ``arrays`` has ``obs`` uint8 [n, D], ``mask`` bool [n, A], ``q`` float32
     [n, A] (A the game's actions: 90 in the card game), ``action`` int64 [n],
-    ``ret`` float32 [n], and ``played`` int64 [n] (the card played) when every shard has it;
+    ``ret`` float32 [n], and ``played`` int64 [n] (the card played) when every shard has it,
+    ``valued`` bool [n, A] (the actions ``q`` values: dgteach ``-rollout-top``) when every shard has it;
     ``shard_id`` [n] is each record's shard number (for a held-out split by whole games).
     """
     path = Path(path)
@@ -281,6 +282,7 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
         raise ValueError(f"{path}: no shards")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret")}
     played: list[np.ndarray] = []
+    valued: list[np.ndarray] = []
     ids = []
     n = 0
     D = int(meta["obs_size"])
@@ -292,6 +294,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
                 parts[k].append(z[k])
             if "played" in z.files:
                 played.append(z["played"])
+            if "valued" in z.files:
+                valued.append(z["valued"])
             ids.append(np.full(len(z["action"]), int(f.stem.split("-")[1]), np.int64))
             n += len(z["action"])
         if max_records and n >= max_records:
@@ -301,6 +305,8 @@ def load_teach(path: Path, max_records: int = 0) -> tuple[dict[str, Any], dict[s
     arrays["action"] = arrays["action"].astype(np.int64)
     if len(played) == len(ids):
         arrays["played"] = np.concatenate(played).astype(np.int64)
+    if len(valued) == len(ids):
+        arrays["valued"] = np.concatenate(valued).astype(bool)
     return meta, arrays, np.concatenate(ids)
 
 

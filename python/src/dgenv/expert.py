@@ -55,6 +55,20 @@ window (:func:`fit_bias`: the start network's trunk under a new head, saved as
 ``iter-<i>/bias.pt`` before any training state), then trains on ``q + W b``;
 ``train.json`` keeps the model's held-out ``bias_r2``.
 
+Labels of a few cards in sampled worlds (``--preset expert-p3-later``):
+``--rollout-sampled`` starts the rollouts from worlds drawn from what the seat
+knows instead of the true state (dgteach ``-rollout-sampled``), and
+``--rollout-top K --rollout-policy NAME`` values only the K legal cards that
+policy ranks highest (``{policy}`` the current network; ``--exit-policies``
+copies other policy files into the run's ``policies/`` for the tables and
+this flag to name). The fit centres the K values and leaves the other legal
+cards at 0, so with ``--exit-prior`` the target is the prior with those K
+cards moved apart by their difference over tau; ``--q-mse``, ``--ret-mix`` and
+``--bias-mix``, which need every card's value, are refused.
+``--exit-skip-leads`` trains on no decision where the seat leads a trick: the
+network is then served on later cards only, beside another on leads
+(``python -m dgenv.export --later``).
+
 ``--exit-from RUN:K`` continues another run from its iteration ``K`` in a new
 ``--out`` (with, say, more epochs): iterations ``0 .. K-1`` are ``RUN``'s,
 whose labels are read where they are (never written) so the window is full
@@ -382,8 +396,19 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
         raise ValueError(f"--rollout-worlds {cfg.rollout_worlds}: must be >= 0 (0: the searches' own worlds)")
     if cfg.teach_orders not in (1, 2):
         raise ValueError(f"--teach-orders {cfg.teach_orders}: want 1 (the table's order) or 2 (and its reverse, dgteach -orders)")
-    if (cfg.rollout_table or cfg.rollout_worlds) and not cfg.exit_rollouts:
-        raise ValueError("--rollout-table, --rollout-worlds: give --exit-rollouts too (the number of rollouts of each card)")
+    if (cfg.rollout_table or cfg.rollout_worlds or cfg.rollout_sampled or cfg.rollout_top or cfg.rollout_policy) and not cfg.exit_rollouts:
+        raise ValueError("--rollout-table, --rollout-worlds, --rollout-sampled, --rollout-top, --rollout-policy: "
+                         "give --exit-rollouts too (the number of rollouts of each card)")
+    if cfg.rollout_top < 0 or bool(cfg.rollout_top) != bool(cfg.rollout_policy):
+        raise ValueError(f"--rollout-top {cfg.rollout_top}, --rollout-policy {cfg.rollout_policy!r}: give both "
+                         "(K >= 1 cards, ranked by that policy) or neither")
+    if cfg.rollout_top and (cfg.q_mse or cfg.ret_mix or cfg.bias_mix):
+        raise ValueError("--rollout-top: --q-mse, --ret-mix and --bias-mix need every legal card's value; set them to 0")
+    if cfg.exit_skip_leads and cfg.game != DEFAULT_GAME:
+        raise ValueError(f"--exit-skip-leads: the card game's tricks have leads; {cfg.game}'s do not")
+    for f in cfg.exit_policies:
+        if not _repo_path(f).exists() or not f.endswith(".onnx"):
+            raise ValueError(f"--exit-policies {f}: no such policy file (.onnx)")
     if not 1 <= cfg.exit_prior_views <= 5:
         raise ValueError(f"--exit-prior-views {cfg.exit_prior_views}: want 1 to 5 (the cyclic shifts of the 5 colours)")
     if cfg.exit_prior_views > 1 and not (cfg.exit_prior and cfg.game == DEFAULT_GAME):
@@ -419,6 +444,11 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
             shutil.copyfile(start, pol_dir / "start.onnx.tmp")
             os.replace(pol_dir / "start.onnx.tmp", pol_dir / "start.onnx")
         prev = "start"
+    for f in cfg.exit_policies:  # other policies the tables name: copied once, as the start
+        src = _repo_path(f)
+        if not (pol_dir / src.name).exists():
+            shutil.copyfile(src, pol_dir / "extra.onnx.tmp")
+            os.replace(pol_dir / "extra.onnx.tmp", pol_dir / src.name)
     if base is not None:  # the network that plays iteration K's games: the other run's exit-<K-1>
         prev = f"exit-{first - 1}"
         if not (pol_dir / f"{prev}.onnx").exists():
@@ -474,12 +504,18 @@ def run_expert(cfg: Any, on_iteration: Optional[Callable[[dict[str, Any]], None]
     return summary
 
 
+def _repo_path(p: str) -> Path:
+    """A file named on the command line: a relative path from here, else from the repository."""
+    path = Path(p)
+    if not path.exists() and not path.is_absolute():
+        repo = find_repo()
+        path = repo / path if repo is not None else path
+    return path
+
+
 def _start_file(cfg: Any) -> Path:
     """``--exit-start``'s policy file (a relative path: from here, else from the repository)."""
-    start = Path(cfg.exit_start)
-    if not start.exists() and not start.is_absolute():
-        repo = find_repo()
-        start = repo / start if repo is not None else start
+    start = _repo_path(cfg.exit_start)
     if not start.exists():
         raise ValueError(f"--exit-start {start}: no such policy file")
     return start
@@ -508,6 +544,9 @@ def _generate(dgteach: Path, cfg: Any, data: Path, i: int, games: int, prev: Opt
     if cfg.exit_rollouts:  # the table's own values, any game: no worlds
         who += ["-teacher", "rollout", "-rollouts", str(cfg.exit_rollouts), "-rollout-table", ",".join(_rollout_table(cfg, table, prev))]
         who += ["-rollout-worlds", str(cfg.rollout_worlds)] if cfg.rollout_worlds else []
+        who += ["-rollout-sampled"] if cfg.rollout_sampled else []
+        if cfg.rollout_top:
+            who += ["-rollout-top", str(cfg.rollout_top), "-rollout-policy", _with_policy(cfg.rollout_policy, prev)[0]]
     elif cfg.game != DEFAULT_GAME:  # another game: its bot --teacher labels, by its values (env.ActionValuer: the duel's search) or its choices
         who += ["-teacher", _teacher(cfg, prev)]
     # --teach-worlds 0: the teacher's own budget (a teacher that only chooses, such as search:policy:<name>, takes none)
@@ -535,11 +574,12 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
     """The labels of iterations ``i - window + 1 .. i``: ``(meta, train, held_out)``; every
     shard whose number is 19 mod 20 is held out (of the last iteration only: the positions the
     current network reaches)."""
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "held")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "mask", "q", "action", "ret", "played", "valued", "held")}
     meta: dict[str, Any] = {}
     for j in range(max(0, i - cfg.exit_window + 1), i + 1):
         meta, arr, shard = load_teach(_data_dir(cfg, out, j))
-        for k in ("obs", "mask", "q", "action", "ret", "played"):
+        arr.setdefault("valued", arr["mask"])  # every legal card valued, but with dgteach -rollout-top
+        for k in ("obs", "mask", "q", "action", "ret", "played", "valued"):
             parts[k].append(arr[k])
         held = (shard % 20) == 19
         if j != i:
@@ -548,6 +588,15 @@ def _load_window(cfg: Any, out: Path, i: int) -> tuple[dict[str, Any], dict[str,
             held = np.arange(shard.size) >= max(1, int(0.95 * shard.size))
         parts["held"].append(held)
     arr = {k: np.concatenate(v) for k, v in parts.items()}
+    valued = arr.pop("valued")
+    if (valued != arr["mask"]).any():  # some legal cards not valued (-rollout-top): the valued ones centred, the others 0
+        n_val = valued.sum(1, keepdims=True).clip(min=1)
+        mean = (arr["q"] * valued).sum(1, keepdims=True) / n_val
+        arr["q"] = np.where(valued, arr["q"] - mean, 0.0).astype(np.float32)
+    if cfg.exit_skip_leads:  # a later-card network: the decisions where the seat leads are not trained on
+        o = {s["name"]: int(s["offset"]) for s in meta["obs"]["sections"]}["trick_position"]
+        keep = arr["obs"][:, o] == 0
+        arr = {k: v[keep] for k, v in arr.items()}
     phi = game_potential(meta, cfg.reward)
     vt = ((arr["ret"] - (phi(arr["obs"]) if phi is not None else 0.0)) * cfg.reward_scale).astype(np.float32)
     held = arr.pop("held")

@@ -137,6 +137,11 @@ class TrainConfig:
     exit_rollouts: int = 0
     rollout_table: str = ""  # bots of those playouts ({policy} the current network; "" = the table, search played by the network)
     rollout_worlds: int = 0  # worlds a decision of the searches among those bots (dgteach -rollout-worlds; 0 = as registered)
+    rollout_sampled: bool = False  # those playouts start from worlds drawn from what the seat knows, not the true state (dgteach -rollout-sampled)
+    rollout_top: int = 0  # value only the K legal cards --rollout-policy ranks highest (dgteach -rollout-top; 0 = all)
+    rollout_policy: str = ""  # the policy that ranks them ({policy} the current network; dgteach -rollout-policy)
+    exit_policies: tuple[str, ...] = ()  # expert: policy files copied into the run's policies/ (tables, --rollout-policy name them by file stem)
+    exit_skip_leads: bool = False  # expert, the card game: train on no decision where the seat leads a trick (a later-card network: export --later)
     label_seats: str = ""  # table positions whose decisions are labelled ("" = all; dgteach -label-seats)
     teach_orders: int = 1  # expert: 2 = half the games play the table's reversed order (dgteach -orders), as dgeval -duplicate seats it
     exit_shard_games: int = 20
@@ -401,6 +406,45 @@ PRESETS: dict[str, dict[str, Any]] = {
         tensorboard=False,
     ),
 }
+
+# The 3-player later-card step (docs/training.md "Session 64"): at w34's table (policies/expert-p3-c3 in the
+# first seat, both seatings), each later-card decision of that seat with two or more legal cards has the two
+# cards w34's 3-view average ranks highest valued over 16 worlds drawn from what the seat knows (the same
+# worlds for both), the deal played out by w34 (policies/expert-p3.onnx, the start) in its own seat and in
+# search's and by the heuristic in its own. Fitted warm from w34 on those decisions only (no leads), the
+# targets w34's 3-view average improved by the two values (softmax(logits + q / tau), q the two values less
+# their mean). Served as export --later: w34's average on leads, this network's average on later cards.
+PRESETS["expert-p3-later"] = dict(
+    PRESETS["expert-rollout"],
+    name="expert-p3-later",
+    players=3,
+    teach_seed=64,
+    exit_start="policies/expert-p3.onnx",
+    exit_warm=True,
+    exit_prior=True,
+    exit_prior_views=3,
+    exit_policies=("policies/expert-p3-c3.onnx",),
+    teach_table="policy:expert-p3-c3,search,heuristic",
+    teach_orders=2,
+    teach_eps=0.0,
+    label_seats="0",
+    exit_rollouts=16,
+    rollout_sampled=True,
+    rollout_top=2,
+    rollout_policy="expert-p3-c3",
+    rollout_table="policy:{policy},policy:{policy},heuristic",
+    exit_skip_leads=True,
+    exit_iterations=1,
+    exit_games=9600,  # about 230k later-card labels, 25 minutes on 2 cores
+    exit_window=1,
+    epochs=4,
+    lr=3e-4,
+    lr_final=0.1,
+    batch_size=1024,
+    tau=1.0,
+    q_mse=0.0,
+    exit_eval="",
+)
 
 # The duel, step 3: PPO from the committed policies/duel.onnx against the
 # duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
