@@ -124,6 +124,23 @@ func TestCommittedExpertP3C3Policy(t *testing.T) {
 	beatsImitation(t, "expert-p3-c3", "imitate-search-p3", 3, 192)
 }
 
+// The committed 3-player split network (policies/expert-p3-split.onnx,
+// docs/training.md "Session 64": python -m dgenv.export --later, one graph
+// that plays expert-p3-c3 where its seat leads a trick and, on later cards,
+// the 3-view average of --preset expert-p3-later's network, w34 fitted to
+// sampled-world values of its two best later cards) replays the first 6
+// games of seed 7 of the 3-player mixed table exactly as recorded
+// (bin/dgeval -players 3 -agents policy:expert-p3-split,search,heuristic
+// -duplicate -seed 7), and one seat of it against two heuristic bots
+// scores clearly more than imitate-search-p3 (in these 192: +23.53 ±
+// 2.93 against -0.26 ± 2.95; expert-p3-c3 +21.99 ± 2.90).
+func TestCommittedExpertP3SplitPolicy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p3-split,search,heuristic", 7, [][]int{
+		{122, 121, 68}, {139, 109, 62}, {101, 94, 82}, {78, 103, 93}, {109, 77, 92}, {101, 112, 66},
+	})
+	beatsImitation(t, "expert-p3-split", "imitate-search-p3", 3, 192)
+}
+
 // The committed 5-player network (policies/expert-p5.onnx: a fourth step of
 // --preset expert-rollout at 5 players, with the colour-averaged network
 // in the rollouts and at the labelled seat, four rollouts a card and the
@@ -277,6 +294,13 @@ func BenchmarkDecisionExpertP3(b *testing.B) {
 // The committed 3-player colour-averaged network, on 3-player positions.
 func BenchmarkDecisionExpertP3C3(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p3-c3"), Greedy: true}, 3)
+}
+
+// The committed 3-player split network: one of its two 3-view networks a
+// decision (a Where on the trick position computes only the branch taken),
+// on 3-player positions.
+func BenchmarkDecisionExpertP3Split(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p3-split"), Greedy: true}, 3)
 }
 
 // The same for the committed 5-player network (512-256-256 over the

@@ -97,3 +97,15 @@ def test_check_policy_refuses_a_condition_the_runtime_does_not_run():
                    (condition_read, "read as a number")]:
         with pytest.raises(ValueError, match=why):
             edited(f)
+
+
+def test_the_committed_split_network_is_expert_p3_c3_on_leads():
+    """policies/expert-p3-split.onnx (docs/training.md "Session 64") is a split graph whose leads are
+    expert-p3-c3's, to the bit, and whose later cards are another network's."""
+    split = REPO / "policies" / "expert-p3-split.onnx"
+    obs, _ = _positions()
+    leads = _leads(obs)
+    got, c3 = pol.onnx_forward(split, obs), pol.onnx_forward(LEAD, obs)
+    np.testing.assert_array_equal(got[leads], c3[leads])
+    assert np.abs(got[~leads] - c3[~leads]).max() > 1e-3
+    assert [n.op_type for n in pol.load_onnx(split).graph.node].count("Where") == 1
