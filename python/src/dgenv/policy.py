@@ -570,6 +570,29 @@ def colour_views(sections: Sequence[Mapping[str, Any]], size: int, views: int) -
     return np.stack([obs_idx[k] for k in ks]), np.stack([np.argsort(act_idx[k]) for k in ks])
 
 
+def _renamed_node(n: Any, ren: Mapping[str, str]) -> Any:
+    """A copy of node ``n``, unnamed, its inputs and outputs renamed by ``ren`` (an input it lacks kept)."""
+    onnx = _onnx()
+    n2 = onnx.NodeProto()
+    n2.CopyFrom(n)
+    n2.name = ""
+    del n2.input[:]
+    n2.input.extend([ren.get(x, x) for x in n.input])
+    del n2.output[:]
+    n2.output.extend([ren[x] for x in n.output])
+    return n2
+
+
+def _checked(m: Any, props: Mapping[str, str]) -> Any:
+    """``m`` with the metadata ``props``, checked by ``onnx.checker`` and :func:`check_policy`."""
+    onnx = _onnx()
+    for key, v in props.items():
+        m.metadata_props.append(onnx.StringStringEntryProto(key=key, value=v))
+    onnx.checker.check_model(m)
+    check_policy(m)
+    return m
+
+
 def _card_policy(src: Any, what: str, not_card: str) -> tuple[Any, PolicyMeta]:
     """A card-game policy model and its checked metadata; ValueError (``not_card``
     with ``{game}`` filled) for another game's, and for a file that is not ONNX."""
@@ -641,14 +664,7 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     nodes = pre
     for n in g.node:  # one layer of every view, then the next: the shared weights stay in the cache
         for ren in views:
-            n2 = onnx.NodeProto()
-            n2.CopyFrom(n)
-            n2.name = ""
-            del n2.input[:]
-            n2.input.extend([ren.get(x, x) for x in n.input])
-            del n2.output[:]
-            n2.output.extend([ren[x] for x in n.output])
-            nodes.append(n2)
+            nodes.append(_renamed_node(n, ren))
     outs = [views[0]["logits"]]
     for s, ren in enumerate(views[1:], start=1):
         back = fresh(f"v{s}_act_idx")
@@ -669,11 +685,7 @@ def colour_average(path_or_model: Any, renamings: int = 5) -> Any:
     props = {p.key: p.value for p in m.metadata_props}
     note = f"averaged over {renamings} colour renamings (dgenv.policy.colour_average)"
     props["dgenv.description"] = props["dgenv.description"] + "; " + note if props.get("dgenv.description") else note
-    for key, v in props.items():
-        out_model.metadata_props.append(onnx.StringStringEntryProto(key=key, value=v))
-    onnx.checker.check_model(out_model)
-    check_policy(out_model)
-    return out_model
+    return _checked(out_model, props)
 
 
 def split_lead(lead: Any, later: Any, description: str = "") -> Any:
@@ -725,17 +737,7 @@ def split_lead(lead: Any, later: Any, description: str = "") -> Any:
             t2.CopyFrom(t)
             t2.name = ren[t.name]
             inits.append(t2)
-        nodes = []
-        for n in m.graph.node:
-            n2 = onnx.NodeProto()
-            n2.CopyFrom(n)
-            n2.name = ""
-            del n2.input[:]
-            n2.input.extend([ren[x] if x else x for x in n.input])
-            del n2.output[:]
-            n2.output.extend([ren[x] for x in n.output])
-            nodes.append(n2)
-        return nodes, inits, ren["logits"]
+        return [_renamed_node(n, ren) for n in m.graph.node], inits, ren["logits"]
 
     lead_nodes, lead_inits, lead_logits = renamed(ml, "lead_")
     later_nodes, later_inits, later_logits = renamed(mf, "later_")
@@ -753,11 +755,7 @@ def split_lead(lead: Any, later: Any, description: str = "") -> Any:
     def named(src: Any, what: str) -> str:
         return Path(src).name if isinstance(src, (str, Path)) else f"the {what} policy"
     props["dgenv.description"] = description or f"{named(lead, 'lead')} on leads, {named(later, 'later')} on later cards (dgenv.policy.split_lead)"
-    for key, v in props.items():
-        out.metadata_props.append(onnx.StringStringEntryProto(key=key, value=v))
-    onnx.checker.check_model(out)
-    check_policy(out)
-    return out
+    return _checked(out, props)
 
 
 def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
