@@ -190,6 +190,28 @@ func TestCommittedExpertP5C3Policy(t *testing.T) {
 	beatsImitation(t, "expert-p5-c3", "imitate-search-p5", 5, 100)
 }
 
+// The committed 5-player split network (policies/expert-p5-split.onnx,
+// docs/training.md "Session 65": python -m dgenv.export --later, one graph
+// that plays expert-p5-c3 where its seat leads a trick and, on later
+// cards, the 3-view average of expert-p5 fitted at tau 3 to sampled-world
+// values of expert-p5-c3's two best later cards, --preset expert-p3-later
+// --players 5; 1.16 ± 1.11 points a game ahead of expert-p5-c3 at the
+// 5-player mixed table over seeds 7 to 36, 12,000 games, and 0.50 ± 1.06
+// ahead of search) replays the first 10 games (one deal in its 10
+// seatings) of seed 7 of that table exactly as recorded (bin/dgeval
+// -players 5 -agents policy:expert-p5-split,search,heuristic,random,heuristic
+// -duplicate -seed 7), and one seat of it against four heuristic bots
+// scores clearly more than imitate-search-p5 (in these 100: +59.95 ± 9.07
+// against +11.03 ± 8.91; expert-p5-c3 +63.28 ± 8.24).
+func TestCommittedExpertP5SplitPolicy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p5-split,search,heuristic,random,heuristic", 7, [][]int{
+		{232, 256, 215, 193, 222}, {248, 276, 226, 179, 246}, {272, 246, 266, 172, 223}, {241, 246, 181, 182, 237},
+		{253, 193, 252, 205, 226}, {311, 213, 210, 213, 236}, {187, 193, 272, 181, 286}, {244, 203, 192, 149, 135},
+		{199, 347, 203, 148, 234}, {245, 272, 229, 202, 173},
+	})
+	beatsImitation(t, "expert-p5-split", "imitate-search-p5", 5, 100)
+}
+
 // The committed 6-player colour-averaged network (policies/expert-p6-c3.onnx:
 // expert-p6 on three colour renamings, its logits averaged;
 // docs/training.md "Session 37") replays the first 12 games (one deal in
@@ -306,6 +328,10 @@ func BenchmarkDecisionExpertP3C3(b *testing.B) {
 // on 3-player positions.
 func BenchmarkDecisionExpertP3Split(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p3-split"), Greedy: true}, 3)
+}
+
+func BenchmarkDecisionExpertP5Split(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p5-split"), Greedy: true}, 5)
 }
 
 // The same for the committed 5-player network (512-256-256 over the

@@ -99,13 +99,19 @@ def test_check_policy_refuses_a_condition_the_runtime_does_not_run():
             edited(f)
 
 
-def test_the_committed_split_network_is_expert_p3_c3_on_leads():
-    """policies/expert-p3-split.onnx (docs/training.md "Session 64") is a split graph whose leads are
-    expert-p3-c3's, to the bit, and whose later cards are another network's."""
-    split = REPO / "policies" / "expert-p3-split.onnx"
-    obs, _ = _positions()
-    leads = _leads(obs)
-    got, c3 = pol.onnx_forward(split, obs), pol.onnx_forward(LEAD, obs)
-    np.testing.assert_array_equal(got[leads], c3[leads])
-    assert np.abs(got[~leads] - c3[~leads]).max() > 1e-3
+@pytest.mark.parametrize("players", [3, 5])
+def test_the_committed_split_network_is_expert_c3_on_leads(players):
+    """policies/expert-p3-split.onnx and expert-p5-split.onnx (docs/training.md "Session 64" and
+    "Session 65") are split graphs whose leads are expert-pN-c3's, to the bit, and whose later
+    cards are another network's."""
+    split = REPO / "policies" / f"expert-p{players}-split.onnx"
+    c3 = REPO / "policies" / f"expert-p{players}-c3.onnx"
+    obs = random_positions(players, 48, 20, seed=12, rng_seed=2)[1]
+    sec = next(s for s in pol.read_meta(c3).obs_layout if s["name"] == "trick_position")
+    leads = obs[:, int(sec["offset"])] == 1
+    assert 0 < leads.sum() < len(obs)
+    got, want = pol.onnx_forward(split, obs), pol.onnx_forward(c3, obs)
+    np.testing.assert_array_equal(got[leads], want[leads])
+    assert np.abs(got[~leads] - want[~leads]).max() > 1e-3
     assert [n.op_type for n in pol.load_onnx(split).graph.node].count("Where") == 1
+    assert pol.read_meta(split).players == players
