@@ -26,7 +26,7 @@ build:
 # playing the other seats of a session that names none.
 OPPONENT ?= search:policy:expert
 run: build
-	@echo "default opponent (sessions.default_opponent): $(OPPONENT) (the strongest bare network at 3 to 6 players: policy:expert-p3-split, policy:expert-p4-c3, policy:expert-p5-split, policy:expert-p6-c3)"
+	@echo "default opponent (sessions.default_opponent): $(OPPONENT) (the strongest bare network at 3 to 6 players: policy:expert-p3-split, policy:expert-p4-c3, policy:expert-p5-split, policy:expert-p6-split)"
 	DGSERVER_SESSIONS_DEFAULT_OPPONENT='$(OPPONENT)' $(BIN)/dgserver --addr 127.0.0.1:8080 --policies policies
 
 # Every test: Go (vet + race) and the Python package against the real server.

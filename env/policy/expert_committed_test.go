@@ -231,6 +231,30 @@ func TestCommittedExpertP6C3Policy(t *testing.T) {
 	beatsImitation(t, "expert-p6-c3", "imitate-search-p6", 6, 240)
 }
 
+// The committed 6-player split network (policies/expert-p6-split.onnx,
+// docs/training.md "Session 67": python -m dgenv.export --later, one graph
+// that plays expert-p6-c3 where its seat leads a trick and, on later
+// cards, the 3-view average of expert-p6 fitted at tau 3 to sampled-world
+// values of expert-p6-c3's two best later cards, --preset expert-p3-later
+// --players 6; at the 6-player mixed table over seeds 7 to 36, 12,240
+// games, 4.51 ± 1.34 points a game ahead of search and 1.20 ± 1.47 ahead
+// of expert-p6-c3, ahead of it on each of the six sets) replays the first 12
+// games (one deal in its 12 seatings) of seed 7 of that table exactly as
+// recorded (bin/dgeval -players 6 -agents
+// policy:expert-p6-split,search,heuristic,random,heuristic,random
+// -duplicate -seed 7), and one seat of it against five heuristic bots
+// scores clearly more than imitate-search-p6 (in these 240: +103.90 ± 7.29 against
+// +35.28 ± 7.26; expert-p6-c3 +102.36 ± 7.97).
+func TestCommittedExpertP6SplitPolicy(t *testing.T) {
+	replaysRecorded(t, "policy:expert-p6-split,search,heuristic,random,heuristic,random", 7, [][]int{
+		{327, 401, 351, 255, 373, 215}, {374, 260, 315, 252, 198, 239}, {342, 372, 260, 270, 295, 235},
+		{406, 324, 227, 304, 341, 262}, {324, 333, 255, 224, 269, 306}, {343, 379, 305, 248, 325, 182},
+		{426, 380, 300, 272, 268, 285}, {301, 323, 258, 221, 253, 240}, {357, 387, 313, 237, 299, 243},
+		{377, 300, 300, 314, 280, 197}, {316, 333, 280, 254, 322, 279}, {336, 289, 333, 207, 305, 262},
+	})
+	beatsImitation(t, "expert-p6-split", "imitate-search-p6", 6, 240)
+}
+
 // beatsImitation plays the committed network name in one seat against
 // players-1 heuristic bots (duplicate, seed 1), then the committed
 // imitation network ref in the same games, and wants name's interval above
@@ -330,8 +354,14 @@ func BenchmarkDecisionExpertP3Split(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p3-split"), Greedy: true}, 3)
 }
 
+// The committed 5-player split network, on 5-player positions.
 func BenchmarkDecisionExpertP5Split(b *testing.B) {
 	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p5-split"), Greedy: true}, 5)
+}
+
+// The committed 6-player split network, on 6-player positions.
+func BenchmarkDecisionExpertP6Split(b *testing.B) {
+	benchDecisionsAt(b, policy.Bot{Policy: committed(b, "expert-p6-split"), Greedy: true}, 6)
 }
 
 // The same for the committed 5-player network (512-256-256 over the
