@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -603,6 +603,20 @@ def test_expert_top_two_labels_in_sampled_worlds_fit_a_later_card_network(tmp_pa
         "policy:{policy},policy:{policy},heuristic")
     assert (c.exit_rollouts, c.rollout_sampled, c.rollout_top, c.rollout_policy, c.exit_skip_leads, c.q_mse, c.tau) == (
         16, True, 2, "expert-p3-c3", True, 0.0, 1.0)
+    # the same step at 5 and 6 players: the commands of docs/training.md "Session 65" and "Session 67" as presets,
+    # differing from expert-p3-later only in the player count's networks, table, seed, games and tau
+    base = asdict(c)
+    for name, n, seed, games, table in [
+            ("expert-p5-later", 5, 66, 4800, "heuristic,random,heuristic"),
+            ("expert-p6-later", 6, 69, 3600, "heuristic,random,heuristic,random")]:
+        p = config_from_args(["--preset", name])
+        diff = {k: v for k, v in asdict(p).items() if base[k] != v}
+        assert diff == dict(
+            name=name, players=n, teach_seed=seed, exit_games=games, tau=3.0,
+            exit_start=f"policies/expert-p{n}.onnx", exit_policies=(f"policies/expert-p{n}-c3.onnx",),
+            teach_table=f"policy:expert-p{n}-c3,search,{table}", rollout_policy=f"expert-p{n}-c3",
+            rollout_table=f"policy:{{policy}},policy:{{policy}},{table}")
+        assert all(Path(__file__).resolve().parents[2].joinpath(f).is_file() for f in (p.exit_start, *p.exit_policies))
 
 
 def test_an_averaged_prior_is_fitted_on_and_bad_views_are_refused(tmp_path):

@@ -446,6 +446,31 @@ PRESETS["expert-p3-later"] = dict(
     exit_eval="",
 )
 
+# The same step at 5 and 6 players (docs/training.md "Session 65" and "Session 67"): the player count's 3-view
+# average at the table and ranking the cards, its plain network warm-started and in the playouts, fitted at
+# tau = 3 (the spread of the values is larger than at 3 players). With export --colour-average 3 and export
+# --later over the count's 3-view average, these build policies/expert-p5-split.onnx and expert-p6-split.onnx.
+def _later_step(players: int, teach_seed: int, exit_games: int, others: str) -> dict[str, Any]:
+    """expert-p3-later at another player count: its networks, the mixed table's other seats ``others``."""
+    net = f"expert-p{players}-c3"
+    return dict(
+        PRESETS["expert-p3-later"],
+        name=f"expert-p{players}-later",
+        players=players,
+        teach_seed=teach_seed,
+        exit_start=f"policies/expert-p{players}.onnx",
+        exit_policies=(f"policies/{net}.onnx",),
+        teach_table=f"policy:{net},search,{others}",
+        rollout_policy=net,
+        rollout_table=f"policy:{{policy}},policy:{{policy}},{others}",
+        exit_games=exit_games,
+        tau=3.0,
+    )
+
+
+PRESETS["expert-p5-later"] = _later_step(5, 66, 4800, "heuristic,random,heuristic")  # 214,939 labels, ~50 min on 2 cores
+PRESETS["expert-p6-later"] = _later_step(6, 69, 3600, "heuristic,random,heuristic,random")  # 195,668 labels, 20-50 min
+
 # The duel, step 3: PPO from the committed policies/duel.onnx against the
 # duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
 # quarter of the envs and the heuristic for the rest, in both roles. The
