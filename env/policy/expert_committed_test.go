@@ -194,8 +194,8 @@ func TestCommittedExpertP5C3Policy(t *testing.T) {
 // docs/training.md "Session 65": python -m dgenv.export --later, one graph
 // that plays expert-p5-c3 where its seat leads a trick and, on later
 // cards, the 3-view average of expert-p5 fitted at tau 3 to sampled-world
-// values of expert-p5-c3's two best later cards, --preset expert-p3-later
-// --players 5; 1.16 ± 1.11 points a game ahead of expert-p5-c3 at the
+// values of expert-p5-c3's two best later cards, --preset expert-p5-later
+// (which rebuilds it byte for byte); 1.16 ± 1.11 points a game ahead of expert-p5-c3 at the
 // 5-player mixed table over seeds 7 to 36, 12,000 games, and 0.50 ± 1.06
 // ahead of search) replays the first 10 games (one deal in its 10
 // seatings) of seed 7 of that table exactly as recorded (bin/dgeval
@@ -235,8 +235,8 @@ func TestCommittedExpertP6C3Policy(t *testing.T) {
 // docs/training.md "Session 67": python -m dgenv.export --later, one graph
 // that plays expert-p6-c3 where its seat leads a trick and, on later
 // cards, the 3-view average of expert-p6 fitted at tau 3 to sampled-world
-// values of expert-p6-c3's two best later cards, --preset expert-p3-later
-// --players 6; at the 6-player mixed table over seeds 7 to 36, 12,240
+// values of expert-p6-c3's two best later cards, --preset expert-p6-later
+// (which rebuilds it byte for byte); at the 6-player mixed table over seeds 7 to 36, 12,240
 // games, 4.51 ± 1.34 points a game ahead of search and 1.20 ± 1.47 ahead
 // of expert-p6-c3, ahead of it on each of the six sets) replays the first 12
 // games (one deal in its 12 seatings) of seed 7 of that table exactly as

@@ -468,8 +468,8 @@ def _later_step(players: int, teach_seed: int, exit_games: int, others: str) -> 
     )
 
 
-PRESETS["expert-p5-later"] = _later_step(5, 66, 4800, "heuristic,random,heuristic")  # 214,939 labels, ~50 min on 2 cores
-PRESETS["expert-p6-later"] = _later_step(6, 69, 3600, "heuristic,random,heuristic,random")  # 195,668 labels, 20-50 min
+PRESETS["expert-p5-later"] = _later_step(5, 66, 4800, "heuristic,random,heuristic")  # 214,939 labels, 22 min alone on 2 cores
+PRESETS["expert-p6-later"] = _later_step(6, 69, 3600, "heuristic,random,heuristic,random")  # 195,668 labels, 20 min alone
 
 # The duel, step 3: PPO from the committed policies/duel.onnx against the
 # duel's search (env.Search, heuristic playouts, ~10 ms a move) for a
