@@ -213,6 +213,18 @@ def test_selfplay_tiny(server, tmp_path):
     assert pol.check_policy(s["onnx"]).players == 4
 
 
+def test_zero_evaluation_games_skip_the_evaluations(server, tmp_path):
+    """--eval-games 0 and --final-eval-games 0 train and checkpoint without evaluating (dgeval refuses 0 games)."""
+    s = train(_tiny(tmp_path, server.url, updates=3, eval_every_s=0.0, eval_games=0, final_eval_games=0))
+    out = Path(s["out"])
+    assert s["updates"] == 3 and s["final_eval"] == []
+    assert sorted(p.name for p in (out / "checkpoints").glob("update_*.pt")) == ["update_00001.pt", "update_00002.pt"]
+    assert not (out / "checkpoints" / "best.pt").exists()  # best is chosen by an evaluation
+    assert not (out / "eval.csv").exists() and (out / "policy.onnx").is_file()
+    with pytest.raises(ValueError, match="--final-eval-games -1"):
+        train(_tiny(tmp_path / "neg", server.url, final_eval_games=-1))
+
+
 def test_three_players_and_points(server, tmp_path):
     s = train(_tiny(tmp_path, server.url, players=3, reward="points", shaping=False, updates=1, plot=False,
                     eval_opponents=("random",)))

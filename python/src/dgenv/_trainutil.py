@@ -114,7 +114,8 @@ def plot_curve(out: Path, title: str = "") -> Optional[Path]:
     ax.set_ylabel("points per game: policy - opponents' mean")
     ax.set_title(title or out.name)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # nothing to label before a game ends or an evaluation
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     p = out / "curve.png"
     fig.savefig(p)

@@ -829,6 +829,9 @@ class _Run:
         self.seats = [int(s) for s in str(cfg.learner_seats).split(",") if s.strip()]
         if not self.seats:
             raise ValueError(f"--learner-seats {cfg.learner_seats!r}: want seat numbers, e.g. 0 or 0,1")
+        for flag, n in (("--eval-games", cfg.eval_games), ("--final-eval-games", cfg.final_eval_games)):
+            if n < 0:
+                raise ValueError(f"{flag} {n}: want 0 (no evaluation) or more games")
         # A server (or "inproc") the config names, else a server of the run's own, started with its arguments.
         self.client: Any = resolve_client(cfg.server) if cfg.server else serve(args=list(cfg.server_args))
         self.log = Logger(self.out, cfg.tensorboard)
@@ -1059,8 +1062,11 @@ class _Run:
 
     # -- evaluation and checkpoints ------------------------------------------------
     def evaluate(self, games: int, tag: str) -> list[dict[str, Any]]:
-        """The current network against every evaluation opponent (through its ONNX export), logged."""
+        """The current network against every evaluation opponent (through its ONNX export), logged;
+        nothing when ``games`` is 0 (``--eval-games 0``, ``--final-eval-games 0``: no evaluation)."""
         cfg, net = self.cfg, self.net
+        if games < 1:
+            return []
         net.eval()
         res = []
         onnx_eval = export_onnx(net, self.meta, self.out / "eval" / "policy.onnx",
@@ -1094,8 +1100,8 @@ class _Run:
         self.last_eval = time.monotonic()
         extra = {"update": self.update_n, "step": self.step}
         save_checkpoint(self.out / "checkpoints" / f"update_{self.update_n:05d}.pt", self.net, self.meta, extra)
-        key = res[-1]["diff"][0]
-        if key > self.best[0]:
+        key = res[-1]["diff"][0] if res else -math.inf
+        if res and key > self.best[0]:
             self.best = (key, self.update_n)
             save_checkpoint(self.out / "checkpoints" / "best.pt", self.net, self.meta, extra)
         if self.cfg.plot:
