@@ -1100,9 +1100,8 @@ class _Run:
         self.last_eval = time.monotonic()
         extra = {"update": self.update_n, "step": self.step}
         save_checkpoint(self.out / "checkpoints" / f"update_{self.update_n:05d}.pt", self.net, self.meta, extra)
-        key = res[-1]["diff"][0] if res else -math.inf
-        if res and key > self.best[0]:
-            self.best = (key, self.update_n)
+        if res and res[-1]["diff"][0] > self.best[0]:  # best.pt needs an evaluation
+            self.best = (res[-1]["diff"][0], self.update_n)
             save_checkpoint(self.out / "checkpoints" / "best.pt", self.net, self.meta, extra)
         if self.cfg.plot:
             plot_curve(self.out, self.cfg.name)
